@@ -1,0 +1,127 @@
+"""The call events every protocol reader produces: one vocabulary for five wire formats.
+
+Protocol readers map their provider's events onto these frozen dataclasses; everything after
+them (call buffers, draft status, the gate, the timeline, the panes) is shared. ``frame`` is the
+index of the SSE frame that carried the fact, or None for facts established at end of stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+TextOrigin = Literal["raw", "serialized", "assembled"]
+"""How a call's argument text was formed.
+
+``raw``: the provider sent JSON text fragments, concatenated byte for byte.
+``serialized``: the provider sent a JSON object (Gemini); the text is its compact serialization,
+keys in the order received.
+``assembled``: Vertex ``partialArgs`` pieces placed by ``jsonPath``, serialized when the call
+closed (or when the stream ended).
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CallOpened:
+    frame: int | None
+    key: str
+    """The key the protocol uses for this call's deltas (e.g. ``item:fc_…``, ``block:1``)."""
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    kind: str = "function"
+    """``function``, or ``server_tool`` for calls the provider runs itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsAppended:
+    frame: int | None
+    key: str
+    fragment: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsSet:
+    """The whole argument text, for protocols that send objects rather than text."""
+
+    frame: int | None
+    key: str
+    text: str
+    origin: TextOrigin = "serialized"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentPiece:
+    """A Vertex ``partialArgs`` piece: a value (or a string fragment) at a JSON path."""
+
+    frame: int | None
+    key: str
+    path: str
+    value: Any
+    will_continue: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallClosed:
+    frame: int | None
+    key: str
+    arguments: str | None = None
+    """The provider's own copy of the final text, when it sends one (checked against ours)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextAppended:
+    """Assistant text, reasoning or refusal text, kept so the panes can show the whole turn."""
+
+    frame: int | None
+    channel: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopReported:
+    """The provider said why generation stopped; the turn may still need its terminal event."""
+
+    frame: int | None
+    reason: str
+    cut: bool
+    """The provider says the output was cut (length, max_tokens, incomplete, MAX_TOKENS)."""
+    failed: bool = False
+    """The provider reports a failure or refusal of the turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """The terminal signal: the provider proved the turn is over."""
+
+    frame: int | None
+    signal: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderError:
+    frame: int | None
+    message: str
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReported:
+    frame: int | None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Anomaly:
+    """Something a careful reader should see: never a crash, never silence."""
+
+    frame: int | None
+    code: str
+    message: str
+    key: str | None = None
+
+
+CallEvent = Union[
+    CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed, TextAppended,
+    StopReported, TurnEnded, ProviderError, UsageReported, Anomaly,
+]

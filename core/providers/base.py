@@ -1,0 +1,134 @@
+"""What every protocol reader shares: payload decoding, table dispatch, terminal bookkeeping.
+
+A protocol reader is a small sans-IO machine: :meth:`ProtocolReader.read` takes one dispatched
+SSE frame and returns call events; :meth:`ProtocolReader.finish` is told the stream ended. A
+provider module only writes what differs on the wire: how to find the event type in a frame,
+one handler per event type (a table, not an if-chain), which stop reasons mean "cut" or
+"failed", and which frames may follow its terminal event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+import orjson
+
+from ..events import Anomaly, CallEvent, ProviderError, TurnEnded
+from ..sse import Frame
+
+DONE_SENTINEL = "[DONE]"
+
+Handler = Callable[[Any, Frame, Any], None]
+
+
+class NotJSON(Exception):
+    """A frame's data is not JSON (reported as an anomaly by the reader)."""
+
+
+def parse_payload(data: str) -> Any:
+    """Parse a frame's data as JSON; surrounding whitespace is allowed (Anthropic pads lines)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise NotJSON(str(exc)) from None
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A one-line, bounded rendering of an untrusted value for anomaly messages."""
+    text = value if isinstance(value, str) else repr(value)
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ProtocolReader:
+    """Base class of the five protocol readers."""
+
+    name: ClassVar[str] = "unknown"
+    handlers: ClassVar[dict[str, Handler]] = {}
+    trailers: ClassVar[frozenset[str]] = frozenset()
+    """Event types allowed after the terminal signal without an anomaly (e.g. ``done``)."""
+
+    def __init__(self) -> None:
+        self.ended = False
+        self.terminal_frame: int | None = None
+        self._out: list[CallEvent] = []
+
+    # -- the interface the engine uses ---------------------------------------------------
+
+    def read(self, frame: Frame) -> list[CallEvent]:
+        """Interpret one dispatched frame."""
+        self._out = []
+        if frame.data.strip() == DONE_SENTINEL:
+            self.on_done(frame)
+            return self._out
+        try:
+            payload = parse_payload(frame.data)
+        except NotJSON as exc:
+            self.anomaly(frame, "not_json", f"data is not JSON ({exc})")
+            return self._out
+        kind = self.event_type(frame, payload)
+        if self.ended and kind not in self.trailers:
+            self.anomaly(frame, "data_after_terminal",
+                         f"{short(kind)} after the terminal signal (frame {self.terminal_frame})")
+        handler = self.handlers.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            self.on_unknown(frame, payload, kind)
+        else:
+            handler(self, frame, payload)
+        return self._out
+
+    def finish(self) -> list[CallEvent]:
+        """The stream ended: close what the protocol leaves open, report a missing terminal."""
+        self._out = []
+        self.on_finish()
+        if not self.ended:
+            self.anomaly(None, "missing_terminal",
+                         f"the stream ended without the {self.name} terminal signal")
+        return self._out
+
+    # -- hooks for provider modules ------------------------------------------------------
+
+    def event_type(self, frame: Frame, payload: Any) -> Any:
+        """The discriminator: by default the ``type`` field of the payload."""
+        return payload.get("type") if isinstance(payload, dict) else None
+
+    def on_done(self, frame: Frame) -> None:
+        """``data: [DONE]``: a terminal sentinel for some protocols, an anomaly for others."""
+        self.anomaly(frame, "unexpected_done", f"[DONE] is not part of the {self.name} protocol")
+
+    def on_unknown(self, frame: Frame, payload: Any, kind: Any) -> None:
+        """Unknown event types are kept and shown, as the providers' docs ask."""
+        if isinstance(payload, dict) and "error" in payload:
+            self.error_payload(frame, payload["error"])
+            return
+        self.anomaly(frame, "unknown_event", f"unknown event type {short(kind)}")
+
+    def on_finish(self) -> None:
+        """Provider-specific end-of-stream work (close open calls)."""
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def emit(self, event: CallEvent) -> None:
+        self._out.append(event)
+
+    def anomaly(self, frame: Frame | None, code: str, message: str, key: str | None = None) -> None:
+        self.emit(Anomaly(frame.index if frame else None, code, message, key))
+
+    def end_turn(self, frame: Frame, signal: str) -> None:
+        """Record the terminal signal (only the first one counts)."""
+        if self.ended:
+            self.anomaly(frame, "repeated_terminal", f"second terminal signal {short(signal)}")
+            return
+        self.ended = True
+        self.terminal_frame = frame.index
+        self.emit(TurnEnded(frame.index, signal))
+
+    def error_payload(self, frame: Frame, error: Any) -> None:
+        """A provider error object, nested (``{"error":{...}}``) or flat, in any protocol."""
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("type") or short(error)
+            code = error.get("code") or error.get("status") or error.get("type")
+        else:
+            message, code = short(error), None
+        self.emit(ProviderError(frame.index, str(message), None if code is None else str(code)))
+
