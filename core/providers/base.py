@@ -47,6 +47,9 @@ class ProtocolReader:
     handlers: ClassVar[dict[str, Handler]] = {}
     trailers: ClassVar[frozenset[str]] = frozenset()
     """Event types allowed after the terminal signal without an anomaly (e.g. ``done``)."""
+    empty_arguments_mean_empty_object: ClassVar[bool] = False
+    """Whether this protocol documents empty argument text as "no arguments" (Anthropic's
+    tool without input sends one empty ``partial_json``). Otherwise empty text is invalid JSON."""
 
     def __init__(self) -> None:
         self.ended = False
