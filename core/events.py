@@ -8,7 +8,7 @@ index of the SSE frame that carried the fact, or None for facts established at e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 TextOrigin = Literal["raw", "serialized", "assembled"]
 """How a call's argument text was formed.
@@ -121,7 +121,7 @@ class Anomaly:
     key: str | None = None
 
 
-CallEvent = Union[
-    CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed, TextAppended,
-    StopReported, TurnEnded, ProviderError, UsageReported, Anomaly,
-]
+CallEvent = (
+    CallOpened | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed | TextAppended
+    | StopReported | TurnEnded | ProviderError | UsageReported | Anomaly
+)

@@ -9,7 +9,8 @@ one handler per event type (a table, not an if-chain), which stop reasons mean "
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import orjson
 

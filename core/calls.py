@@ -1,0 +1,212 @@
+"""Per-call argument buffers and the turn they belong to: the accumulator every protocol shares.
+
+:class:`TurnState` applies call events in order. Argument text is append-only and kept exactly
+as received; each fragment remembers its frame and its span in the text, so a view can show the
+text as it was at any earlier step by cutting at a fragment boundary. The draft status is
+computed incrementally by :class:`~.jsonprefix.JsonPrefixChecker`, so the cost of a fragment is
+proportional to the fragment, never to the buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import (
+    Anomaly,
+    ArgumentPiece,
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallEvent,
+    CallOpened,
+    ProviderError,
+    StopReported,
+    TextAppended,
+    TextOrigin,
+    TurnEnded,
+    UsageReported,
+)
+from .jsonprefix import Draft, JsonPrefixChecker
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    frame: int | None
+    start: int
+    """Character offset of the fragment in the call's text."""
+    end: int
+    draft: Draft
+    """The draft status once this fragment was added."""
+
+
+@dataclass
+class CallBuffer:
+    key: str
+    opened_frame: int | None
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    kind: str = "function"
+    origin: TextOrigin = "raw"
+    closed: bool = False
+    closed_frame: int | None = None
+    provider_copy: str | None = None
+    fragments: list[Fragment] = field(default_factory=list)
+    pieces: list[ArgumentPiece] = field(default_factory=list)
+    anomalies: list[Anomaly] = field(default_factory=list)
+    byte_length: int = 0
+    _parts: list[str] = field(default_factory=list, repr=False)
+    _length: int = 0
+    _checker: JsonPrefixChecker = field(default_factory=JsonPrefixChecker, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The whole argument text (joined once, then cached as a single part)."""
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    @property
+    def draft(self) -> Draft:
+        return self._checker.status
+
+    @property
+    def draft_error(self) -> str | None:
+        error = self._checker.error
+        return None if error is None else f"at char {error.offset}: {error.message}"
+
+    def append(self, frame: int | None, fragment: str) -> None:
+        start = self._length
+        self._parts.append(fragment)
+        self._length += len(fragment)
+        self.byte_length += len(fragment.encode("utf-8", "surrogatepass"))
+        self.fragments.append(Fragment(frame, start, self._length, self._checker.feed(fragment)))
+
+    def replace(self, frame: int | None, text: str, origin: TextOrigin) -> None:
+        """Protocols that send objects set the whole text at once."""
+        self._parts = [text]
+        self._length = len(text)
+        self.byte_length = len(text.encode("utf-8", "surrogatepass"))
+        self._checker = JsonPrefixChecker()
+        self.origin = origin
+        self.fragments.append(Fragment(frame, 0, self._length, self._checker.feed(text)))
+
+
+@dataclass
+class TurnState:
+    """Everything the call events of one stream have established so far."""
+
+    protocol: str
+    calls: dict[str, CallBuffer] = field(default_factory=dict)
+    terminal: TurnEnded | None = None
+    stop: StopReported | None = None
+    errors: list[ProviderError] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    anomalies: list[Anomaly] = field(default_factory=list)
+    text: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """The terminal signal arrived."""
+        return self.terminal is not None
+
+    @property
+    def cut(self) -> bool:
+        return self.stop is not None and self.stop.cut
+
+    @property
+    def truncated(self) -> bool:
+        """No terminal signal, or the provider says the output was cut."""
+        return not self.complete or self.cut
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors) or (self.stop is not None and self.stop.failed)
+
+    def apply(self, event: CallEvent) -> list[Anomaly]:
+        """Apply one event; return the anomalies the accumulator itself found."""
+        found: list[Anomaly] = []
+        match event:
+            case CallOpened():
+                self._open(event, found)
+            case ArgumentsAppended():
+                call = self._call_for(event.key, event.frame, found)
+                if call.closed:
+                    found.append(Anomaly(event.frame, "delta_after_close",
+                                         "arguments arrived after the call was closed", call.key))
+                if call.origin != "raw":
+                    found.append(Anomaly(event.frame, "mixed_argument_forms",
+                                         "text fragments after a whole-object argument", call.key))
+                    call.origin = "raw"
+                call.append(event.frame, event.fragment)
+            case ArgumentsSet():
+                call = self._call_for(event.key, event.frame, found)
+                if call.origin == "raw" and call.length:
+                    found.append(Anomaly(event.frame, "mixed_argument_forms",
+                                         "a whole-object argument replaced text fragments", call.key))
+                call.replace(event.frame, event.text, event.origin)
+            case ArgumentPiece():
+                self._call_for(event.key, event.frame, found).pieces.append(event)
+            case CallClosed():
+                self._close(event, found)
+            case TurnEnded():
+                self.terminal = event
+            case StopReported():
+                self.stop = event
+            case ProviderError():
+                self.errors.append(event)
+            case UsageReported():
+                self.usage.update(event.usage)
+            case TextAppended():
+                self.text.setdefault(event.channel, []).append(event.text)
+            case Anomaly():
+                found.append(event)
+        for anomaly in found:
+            self.anomalies.append(anomaly)
+            if anomaly.key is not None and anomaly.key in self.calls:
+                self.calls[anomaly.key].anomalies.append(anomaly)
+        return [a for a in found if a is not event]
+
+    def _open(self, event: CallOpened, found: list[Anomaly]) -> None:
+        call = self.calls.get(event.key)
+        if call is None:
+            self.calls[event.key] = CallBuffer(event.key, event.frame, event.id, event.call_id,
+                                               event.name, event.kind)
+            return
+        # A re-announcement (gateways repeat id and name on every chunk): set what was
+        # missing, never concatenate, and say so when the identity changes.
+        for attr in ("id", "call_id", "name"):
+            new, old = getattr(event, attr), getattr(call, attr)
+            if new is None or new == old:
+                continue
+            if old is None:
+                setattr(call, attr, new)
+            else:
+                found.append(Anomaly(event.frame, "identity_changed",
+                                     f"{attr} changed from {old!r} to {new!r}"[:160], call.key))
+
+    def _call_for(self, key: str, frame: int | None, found: list[Anomaly]) -> CallBuffer:
+        call = self.calls.get(key)
+        if call is None:
+            found.append(Anomaly(frame, "delta_for_unknown_call",
+                                 f"arguments for {key}, which was never opened (kept)", key))
+            call = self.calls[key] = CallBuffer(key, frame)
+        return call
+
+    def _close(self, event: CallClosed, found: list[Anomaly]) -> None:
+        call = self._call_for(event.key, event.frame, found)
+        if call.closed:
+            found.append(Anomaly(event.frame, "closed_twice", "the call was closed again", call.key))
+        call.closed = True
+        call.closed_frame = event.frame if call.closed_frame is None else call.closed_frame
+        if event.arguments is not None:
+            call.provider_copy = event.arguments
+            if event.arguments != call.text:
+                found.append(Anomaly(event.frame, "final_copy_mismatch",
+                                     "the provider's final copy of the arguments differs from the "
+                                     "concatenated fragments", call.key))

@@ -1,0 +1,198 @@
+"""The harness gate: wait while the turn is open; at its end, execute or refuse, with evidence.
+
+The gate's checks run in a fixed order, kept in one table (:data:`GATE`) so the policy reads in
+one place. Each check looks at the finished turn and one call and either passes or returns a
+refusal reason. Beside each decision, :func:`lenient_verdict` says what a common lenient harness
+would have done with the same bytes (partial-JSON salvage as jiter's partial mode does in the
+SDKs, ``{}`` for invalid JSON, execution on the stop reason alone), so the log can mark every
+place where it would have executed what the gate refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import jiter
+import orjson
+
+from .calls import CallBuffer, TurnState
+from .demo_tools import run_demo_tool
+from .jsonprefix import Draft
+from .tools import ToolSet
+
+Action = Literal["wait", "execute", "refuse"]
+Reason = Literal["truncated", "invalid_json", "schema", "unknown_tool", "provider_error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lenient:
+    """What a lenient harness would have done with the same call."""
+
+    action: Literal["execute", "skip"]
+    arguments: Any
+    how: str
+    """``parsed``, ``salvaged`` (partial JSON), ``empty-object`` (invalid JSON replaced by {})."""
+    dropped: tuple[str, ...] = ()
+    """Keys present in the raw text but missing from the arguments it would have used."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    call: str
+    action: Action
+    reason: Reason | None
+    frame: int | None
+    """The frame the decision relied on (the terminal signal, or the last frame received)."""
+    signal: str | None
+    """The terminal signal, or None when it never came."""
+    detail: str
+    arguments: Any = None
+    result: Any = None
+    ran: Literal["demo", "dry-run", None] = None
+    lenient: Lenient | None = None
+    draft: Draft | None = None
+
+    @property
+    def contrast(self) -> bool:
+        """The lenient harness would have executed what the gate refused."""
+        return (self.action == "refuse" and self.lenient is not None
+                and self.lenient.action == "execute")
+
+
+@dataclass(frozen=True, slots=True)
+class GateContext:
+    turn: TurnState
+    tools: ToolSet
+    empty_means_object: bool
+
+
+# -- the checks, in order --------------------------------------------------------------------
+
+Parsed = tuple[Any, str]  # (arguments, note)
+Check = Callable[[GateContext, CallBuffer, Parsed | None], tuple[Reason, str] | None]
+
+
+def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason, str] | None:
+    turn = ctx.turn
+    if not turn.complete:
+        return "truncated", "the terminal signal never came"
+    if turn.failed:
+        error = turn.errors[0].message if turn.errors else f"stop reason {turn.stop.reason}"  # type: ignore[union-attr]
+        return "provider_error", f"the provider reported a failure: {error}"[:200]
+    if turn.cut:
+        return "truncated", f"the provider says the output was cut ({turn.stop.reason})"  # type: ignore[union-attr]
+    if not call.closed:
+        return "truncated", "the provider never closed this call"
+    return None
+
+
+def _json(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> tuple[Reason, str] | None:
+    if parsed is None:
+        return "invalid_json", call_parse_error(call, ctx.empty_means_object)
+    return None
+
+
+def _schema(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> tuple[Reason, str] | None:
+    assert parsed is not None
+    if not isinstance(parsed[0], dict):
+        return "schema", f"$: arguments must be a JSON object, got {type(parsed[0]).__name__}"
+    if call.name in ctx.tools:
+        error = ctx.tools.schema_error(call.name, parsed[0])  # type: ignore[arg-type]
+        if error:
+            return "schema", error[:300]
+    return None
+
+
+def _known(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason, str] | None:
+    if call.name not in ctx.tools:
+        known = ", ".join(sorted(ctx.tools.tools)) or "none"
+        return "unknown_tool", f"no definition for {call.name!r} (defined: {known})"[:200]
+    return None
+
+
+GATE: tuple[tuple[str, Check], ...] = (
+    ("turn", _turn_complete),
+    ("json", _json),
+    ("schema", _schema),
+    ("tool", _known),
+)
+"""The gate, in order: the first check that fails decides the refusal."""
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+def parse_arguments(call: CallBuffer, empty_means_object: bool) -> Parsed | None:
+    """The strict parse of the whole text: no repair, trailing data refused."""
+    text = call.text
+    if not text.strip() and empty_means_object:
+        return {}, "empty argument text means no arguments in this protocol"
+    try:
+        return orjson.loads(text), ""
+    except orjson.JSONDecodeError:
+        return None
+
+
+def call_parse_error(call: CallBuffer, empty_means_object: bool) -> str:
+    if not call.text.strip():
+        return "empty argument text (this protocol does not document that as no arguments)"
+    try:
+        orjson.loads(call.text)
+    except orjson.JSONDecodeError as exc:
+        return f"strict parse failed: {exc}"[:200]
+    return "strict parse failed"
+
+
+def decide(call: CallBuffer, ctx: GateContext, frame: int | None) -> Decision:
+    """The gate's decision for one call of a turn that has ended (or been cut)."""
+    signal = ctx.turn.terminal.signal if ctx.turn.terminal else None
+    parsed = parse_arguments(call, ctx.empty_means_object) if ctx.turn.complete else None
+    lenient = lenient_verdict(call, ctx)
+    for _, check in GATE:
+        refusal = check(ctx, call, parsed)
+        if refusal is not None:
+            return Decision(call.key, "refuse", refusal[0], frame, signal, refusal[1],
+                            lenient=lenient, draft=call.draft)
+    assert parsed is not None
+    arguments, note = parsed
+    ran, result = run_demo_tool(call.name or "", arguments)
+    detail = "all checks passed" + (f"; {note}" if note else "")
+    return Decision(call.key, "execute", None, frame, signal, detail, arguments=arguments,
+                    result=result if ran else None, ran="demo" if ran else "dry-run",
+                    lenient=lenient, draft=call.draft)
+
+
+# -- the lenient harness -----------------------------------------------------------------------
+
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value).union(*(_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_keys(v) for v in value))
+    return set()
+
+
+def lenient_verdict(call: CallBuffer, ctx: GateContext) -> Lenient:
+    """A common lenient harness: runs whatever it has once the stream stops."""
+    if not call.name:
+        return Lenient("skip", None, "no tool name")
+    text = call.text
+    try:
+        return Lenient("execute", orjson.loads(text) if text.strip() else {}, "parsed")
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        salvaged = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode=True)
+        how = "salvaged"
+    except ValueError:
+        salvaged, how = {}, "empty-object"
+    if not isinstance(salvaged, dict):
+        salvaged, how = {}, "empty-object"
+    raw_keys = {m.group(1) for m in _KEY.finditer(text)}
+    dropped = tuple(sorted(raw_keys - _keys(salvaged)))
+    return Lenient("execute", salvaged, how, dropped)

@@ -1,0 +1,254 @@
+"""A streaming JSON prefix checker: the draft status of argument text, fragment by fragment.
+
+The SDKs re-parse the whole argument buffer after every delta (quadratic in its length). This
+checker keeps a tiny state (a stack of open containers and the token in progress) and resumes
+where the previous fragment stopped, so each fragment costs in proportion to its own length.
+String bodies, which are most of real argument text, are skipped with one regex search.
+
+It answers one question at any moment: what is the text received so far?
+
+* ``empty``: nothing but whitespace yet;
+* ``incomplete``: a valid prefix of some JSON text, not yet a whole value;
+* ``complete``: a whole JSON value (strict RFC 8259) would parse now;
+* ``invalid``: no continuation can make it valid any more (the offset says where).
+
+It is an indicator for the panes, never the gate: the gate always runs the strict parser on the
+whole text once the turn has ended.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+_NUMBER_CHARS = re.compile(r"[-+0-9.eE]*")
+_NUMBER_FULL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
+_NUMBER_PREFIX = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE](?:[-+]?[0-9]*)?)?)?|[eE](?:[-+]?[0-9]*)?)?)?\Z"
+)
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = frozenset('"\\/bfnrt')
+_LITERALS = ("true", "false", "null")
+
+MAX_DEPTH = 512
+"""Nesting deeper than this is reported invalid (orjson itself stops at 1024)."""
+
+
+class Draft(StrEnum):
+    EMPTY = "empty"
+    INCOMPLETE = "incomplete"
+    COMPLETE = "complete"
+    INVALID = "invalid"
+
+
+class _Expect(Enum):
+    VALUE = "a value"
+    FIRST_KEY = "a key or }"
+    KEY = "a key"
+    COLON = ":"
+    OBJ_NEXT = ", or }"
+    FIRST_ITEM = "a value or ]"
+    ARR_NEXT = ", or ]"
+    END = "the end of the text"
+
+
+# What may follow the end of a value, by enclosing container (h11-style table, not an if-chain).
+_AFTER_VALUE = {None: _Expect.END, "{": _Expect.OBJ_NEXT, "[": _Expect.ARR_NEXT}
+
+
+@dataclass(frozen=True, slots=True)
+class DraftError:
+    offset: int
+    """Character offset in the argument text where it stopped being a valid prefix."""
+    message: str
+
+
+class JsonPrefixChecker:
+    """Feed argument text fragments; read :attr:`status` at any time."""
+
+    def __init__(self) -> None:
+        self._stack: list[str] = []
+        self._expect = _Expect.VALUE
+        self._offset = 0  # characters consumed so far
+        self._seen_value = False
+        self._token: str | None = None  # "string", "number", "literal"
+        self._is_key = False
+        self._escape = -1  # -1: no escape; 0: after backslash; 1..4: hex digits still due
+        self._number = ""
+        self._literal = ""
+        self.error: DraftError | None = None
+
+    @property
+    def status(self) -> Draft:
+        if self.error is not None:
+            return Draft.INVALID
+        if self._expect is _Expect.END:
+            return Draft.COMPLETE
+        if self._token == "number" and not self._stack and _NUMBER_FULL.match(self._number):
+            return Draft.COMPLETE  # a bare top-level number parses as soon as it is well formed
+        if not self._seen_value and self._token is None:
+            return Draft.EMPTY
+        return Draft.INCOMPLETE
+
+    @property
+    def depth(self) -> int:
+        return len(self._stack)
+
+    def feed(self, text: str) -> Draft:
+        if self.error is None:
+            self._consume(text)
+        self._offset += len(text)
+        return self.status
+
+    # -- the machine -------------------------------------------------------------------------
+
+    def _fail(self, at: int, message: str) -> None:
+        if self.error is None:
+            self.error = DraftError(self._offset + at, message)
+
+    def _consume(self, text: str) -> None:
+        i, n = 0, len(text)
+        while i < n and self.error is None:
+            token = self._token
+            if token == "string":
+                i = self._string(text, i)
+            elif token == "number":
+                i = self._number_part(text, i)
+            elif token == "literal":
+                i = self._literal_part(text, i)
+            else:
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                if i < n:
+                    i = self._structural(text, i)
+
+    def _structural(self, text: str, i: int) -> int:
+        """Handle the character at ``i`` outside any token; return where to go on."""
+        c = text[i]
+        expect = self._expect
+        if expect is _Expect.END:
+            self._fail(i, f"data after the JSON value: {c!r}")
+        elif c == '"' and expect in (_Expect.FIRST_KEY, _Expect.KEY):
+            self._token, self._is_key = "string", True
+        elif expect in (_Expect.VALUE, _Expect.FIRST_ITEM):
+            if c == "]" and expect is _Expect.FIRST_ITEM:
+                self._close()
+            elif self._value_start(i, c):
+                return i  # numbers and literals are read by their token handlers
+        elif c == "}" and expect in (_Expect.FIRST_KEY, _Expect.OBJ_NEXT):
+            self._close()
+        elif c == "]" and expect is _Expect.ARR_NEXT:
+            self._close()
+        elif c == ":" and expect is _Expect.COLON:
+            self._expect = _Expect.VALUE
+        elif c == "," and expect is _Expect.OBJ_NEXT:
+            self._expect = _Expect.KEY
+        elif c == "," and expect is _Expect.ARR_NEXT:
+            self._expect = _Expect.VALUE
+        else:
+            self._fail(i, f"expected {expect.value}, got {c!r}")
+        return i + 1
+
+    def _value_start(self, i: int, c: str) -> bool:
+        """Start a value; True when the character belongs to a number or literal token."""
+        self._seen_value = True
+        if c in "{[":
+            if len(self._stack) >= MAX_DEPTH:
+                self._fail(i, f"nesting deeper than {MAX_DEPTH}")
+                return False
+            self._stack.append(c)
+            self._expect = _Expect.FIRST_KEY if c == "{" else _Expect.FIRST_ITEM
+        elif c == '"':
+            self._token, self._is_key = "string", False
+        elif c == "-" or c.isdigit() and c.isascii():
+            self._token, self._number = "number", ""
+            return True
+        elif c in "tfn":
+            self._token, self._literal = "literal", ""
+            return True
+        else:
+            self._fail(i, f"expected {self._expect.value}, got {c!r}")
+        return False
+
+    def _close(self) -> None:
+        self._stack.pop()
+        self._value_done()
+
+    def _value_done(self) -> None:
+        self._token = None
+        self._expect = _AFTER_VALUE[self._stack[-1] if self._stack else None]
+
+    def _string(self, text: str, i: int) -> int:
+        n = len(text)
+        while i < n:
+            if self._escape >= 0:
+                c = text[i]
+                if self._escape == 0:
+                    if c == "u":
+                        self._escape = 4
+                    elif c in _ESCAPES:
+                        self._escape = -1
+                    else:
+                        self._fail(i, f"invalid escape \\{c}")
+                        return n
+                elif c in _HEX:
+                    self._escape = self._escape - 1 if self._escape > 1 else -1
+                else:
+                    self._fail(i, f"invalid \\u escape digit {c!r}")
+                    return n
+                i += 1
+                continue
+            match = _STRING_STOP.search(text, i)
+            if match is None:
+                return n
+            i = match.start()
+            c = text[i]
+            if c == '"':
+                if self._is_key:
+                    self._token, self._expect = None, _Expect.COLON
+                else:
+                    self._value_done()
+                return i + 1
+            if c == "\\":
+                self._escape = 0
+                i += 1
+            else:
+                self._fail(i, f"control character {c!r} inside a string")
+                return n
+        return n
+
+    def _number_part(self, text: str, i: int) -> int:
+        end = _NUMBER_CHARS.match(text, i).end()  # type: ignore[union-attr]
+        self._number += text[i:end]
+        if not _NUMBER_PREFIX.match(self._number):
+            self._fail(i, f"malformed number {self._number[:20]!r}")
+            return len(text)
+        if end < len(text):  # the number ended inside this fragment
+            if not _NUMBER_FULL.match(self._number):
+                self._fail(end, f"malformed number {self._number[:20]!r}")
+                return len(text)
+            self._value_done()
+        return end
+
+    def _literal_part(self, text: str, i: int) -> int:
+        take = text[i: i + 5 - len(self._literal)]
+        word = self._literal + take
+        for literal in _LITERALS:
+            common = min(len(literal), len(word))
+            if word[:common] == literal[:common]:
+                if len(word) >= len(literal):
+                    self._value_done()
+                    return i + len(literal) - len(self._literal)
+                self._literal = word
+                return len(text)
+        self._fail(i, f"invalid literal {word!r}")
+        return len(text)
+
+
+def draft_status(text: str) -> Draft:
+    """The status of a whole text at once (a convenience for tests and one-off checks)."""
+    checker = JsonPrefixChecker()
+    checker.feed(text)
+    return checker.status

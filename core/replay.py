@@ -1,0 +1,104 @@
+"""Headless replay: re-chunk recorded bytes, run them through the engine, yield steps.
+
+Chunking modes (the ``--chunking`` flag): ``recorded`` (the chunks as the network delivered
+them), ``whole`` (one chunk), ``bytes:N`` (N bytes each) and ``random:SEED`` (sizes drawn from a
+seeded generator, so a failing chunking can be replayed exactly). ``cut_at`` ends the stream
+after that many bytes, as if the connection dropped there. Re-chunking streams: it never holds
+more than one chunk of the input at a time.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .engine import Engine, Step
+from .errors import CallscopeError
+from .tools import ToolSet
+
+TimedBytes = tuple[float | None, bytes]
+
+RANDOM_MAX_CHUNK = 64
+
+
+class ChunkingError(CallscopeError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Chunking:
+    mode: str
+    size: int = 0
+    seed: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> Chunking:
+        name, _, arg = text.partition(":")
+        if name in ("recorded", "whole") and not arg:
+            return cls(name)
+        if name in ("bytes", "random") and arg.isascii() and arg.isdigit():
+            value = int(arg)
+            if name == "bytes" and value < 1:
+                raise ChunkingError("bytes:N needs N >= 1")
+            return cls(name, size=value) if name == "bytes" else cls(name, seed=value)
+        raise ChunkingError(
+            f"unknown chunking {text!r} (recorded, whole, bytes:N or random:SEED)")
+
+    def __str__(self) -> str:
+        return {"bytes": f"bytes:{self.size}", "random": f"random:{self.seed}"}.get(
+            self.mode, self.mode)
+
+
+def _cut(chunks: Iterable[TimedBytes], cut_at: int | None) -> Iterator[TimedBytes]:
+    if cut_at is None:
+        yield from chunks
+        return
+    left = cut_at
+    for t, data in chunks:
+        if left <= 0:
+            return
+        yield t, data[:left]
+        left -= len(data)
+
+
+def rechunk(chunks: Iterable[TimedBytes], chunking: Chunking,
+            cut_at: int | None = None) -> Iterator[TimedBytes]:
+    """The same bytes, split another way (each piece keeps the arrival time of its first byte)."""
+    source = _cut(chunks, cut_at)
+    if chunking.mode == "recorded":
+        yield from source
+        return
+    if chunking.mode == "whole":
+        parts, first_t = [], None
+        for t, data in source:
+            first_t = t if first_t is None else first_t
+            parts.append(data)
+        yield first_t, b"".join(parts)
+        return
+    rng = random.Random(chunking.seed)
+
+    def size() -> int:
+        return chunking.size if chunking.mode == "bytes" else rng.randint(1, RANDOM_MAX_CHUNK)
+
+    pending, pending_t, want = bytearray(), None, size()
+    for t, data in source:
+        if not pending:
+            pending_t = t
+        pending += data
+        while len(pending) >= want:
+            yield pending_t, bytes(pending[:want])
+            del pending[:want]
+            pending_t, want = t, size()
+    if pending:
+        yield pending_t, bytes(pending)
+
+
+def replay(chunks: Iterable[TimedBytes], *, protocol: str | None = None,
+           tools: ToolSet | None = None, chunking: Chunking = Chunking("recorded"),
+           cut_at: int | None = None, engine: Engine | None = None) -> Iterator[Step]:
+    """Run recorded chunks through a fresh engine (or the one given); yield every step."""
+    engine = engine or Engine(protocol, tools)
+    for t, data in rechunk(chunks, chunking, cut_at):
+        yield from engine.feed(data, t)
+    yield from engine.close()

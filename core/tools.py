@@ -1,0 +1,105 @@
+"""Tool definitions in any provider's format, reduced to one: a name and a JSON Schema.
+
+Accepted shapes (one list may mix them):
+
+* Chat Completions: ``{"type": "function", "function": {"name", "parameters"}}``
+* Responses and Interactions (flat): ``{"type": "function", "name", "parameters"}``
+* Anthropic: ``{"name", "input_schema"}``
+* Gemini: ``{"functionDeclarations": [{"name", "parameters" | "parametersJsonSchema"}]}``
+  (also ``function_declarations``), or a bare ``{"name", "parameters"}``.
+
+Definitions without a schema (server tools such as ``web_search``) accept any object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from .errors import CallscopeError
+
+ANY_OBJECT: dict[str, Any] = {"type": "object"}
+
+
+class ToolDefinitionError(CallscopeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    schema: dict[str, Any]
+    source_format: str
+
+
+def _declarations(entry: dict[str, Any]) -> Iterator[Tool]:
+    if "function" in entry and isinstance(entry["function"], dict):
+        fn = entry["function"]
+        yield Tool(str(fn.get("name")), fn.get("parameters") or ANY_OBJECT, "chat")
+        return
+    for field in ("functionDeclarations", "function_declarations"):
+        if isinstance(entry.get(field), list):
+            for decl in entry[field]:
+                schema = decl.get("parameters") or decl.get("parametersJsonSchema") or ANY_OBJECT
+                yield Tool(str(decl.get("name")), schema, "gemini")
+            return
+    if "input_schema" in entry:
+        yield Tool(str(entry.get("name")), entry["input_schema"] or ANY_OBJECT, "anthropic")
+        return
+    if "name" in entry:
+        fmt = "flat" if entry.get("type") == "function" else "bare"
+        yield Tool(str(entry["name"]), entry.get("parameters") or ANY_OBJECT, fmt)
+        return
+    if entry.get("type"):  # a provider-side tool with no name of its own, e.g. {"type":"web_search"}
+        yield Tool(str(entry["type"]), ANY_OBJECT, "server")
+        return
+    raise ToolDefinitionError(f"not a tool definition: {str(entry)[:80]}")
+
+
+class ToolSet:
+    """The tools a turn may call, with compiled validators."""
+
+    def __init__(self, definitions: Iterable[dict[str, Any]] = ()) -> None:
+        self.tools: dict[str, Tool] = {}
+        self._validators: dict[str, Any] = {}
+        for entry in definitions:
+            if not isinstance(entry, dict):
+                raise ToolDefinitionError(f"not a tool definition: {str(entry)[:80]}")
+            for tool in _declarations(entry):
+                self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        try:
+            cls = jsonschema.validators.validator_for(tool.schema)
+            cls.check_schema(tool.schema)
+        except SchemaError as exc:
+            raise ToolDefinitionError(f"tool {tool.name!r}: invalid JSON Schema: {exc.message}") from None
+        self.tools[tool.name] = tool
+        self._validators[tool.name] = cls(tool.schema)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tools
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def schema_error(self, name: str, arguments: Any) -> str | None:
+        """The first JSON Schema violation as ``path: message``, or None when valid."""
+        validator = self._validators[name]
+        error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+        if error is None:
+            return None
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
+        return f"{path}: {error.message}"
+
+
+def tools_from_request(body: Any) -> list[dict[str, Any]]:
+    """The tool definitions inside a recorded request body, whatever the provider."""
+    if not isinstance(body, dict):
+        return []
+    tools = body.get("tools")
+    return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
