@@ -1,0 +1,450 @@
+"""Gemini ``generateContent`` streaming (``:streamGenerateContent?alt=sse``), PROTOCOLS.md §4b.
+
+Data-only SSE: every frame is a complete ``GenerateContentResponse`` and there is no event
+type, no ``[DONE]`` and no call index. Complete ``functionCall`` parts are keyed by arrival
+order (``call:<n>``, ``cand<c>/call:<n>`` for candidates other than 0). Vertex's streamed
+arguments (``partialArgs`` + ``willContinue``) belong to the last opened call; the pieces are
+placed by ``jsonPath`` into an object owned by the reader and serialized once, when the call
+closes, so assembly stays linear in the argument size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import orjson
+
+from ..events import (
+    ArgumentPiece,
+    ArgumentsSet,
+    CallClosed,
+    CallOpened,
+    ProviderError,
+    StopReported,
+    TextAppended,
+    UsageReported,
+)
+from ..sse import Frame
+from .base import Handler, ProtocolReader, short
+
+# finishReason -> (cut, failed). STOP also ends tool-call turns (there is no TOOL_CALLS);
+# CONTINUATION asks the client to continue with a token, so the output was cut, not refused.
+_FINISH: dict[str, tuple[bool, bool]] = {
+    "STOP": (False, False),
+    "MAX_TOKENS": (True, False),
+    "CONTINUATION": (True, False),
+    **{reason: (False, True) for reason in (
+        "FINISH_REASON_UNSPECIFIED", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",
+        "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS", "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "MODEL_ARMOR",
+        "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "IMAGE_OTHER",
+        "NO_IMAGE")},
+}
+
+# partialArgs value fields, in the order we prefer when a piece (wrongly) carries several;
+# None means any JSON value is accepted (protobuf sends NullValue as null or "NULL_VALUE").
+_VALUE_TYPES: dict[str, tuple[type, ...] | None] = {
+    "stringValue": (str,), "numberValue": (int, float), "boolValue": (bool,), "nullValue": None,
+}
+
+# Part fields that carry nothing to show on their own (a bare signature part, metadata).
+_QUIET_PART_KEYS = frozenset({"thought", "thoughtSignature", "partMetadata", "videoMetadata",
+                              "mediaResolution"})
+
+_QUOTED = {"'": re.compile(r"'((?:[^'\\]|\\.)*)'", re.S),
+           '"': re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)}
+_REQUOTE = re.compile(r'\\(.)|"', re.S)
+_MAX_DEPTH = 128  # deeper paths are rejected: serializers have recursion limits (orjson 255)
+
+
+class BadPath(Exception):
+    """A jsonPath that cannot be parsed or placed (reported as ``bad_json_path``)."""
+
+
+def parse_json_path(path: str) -> list[str | int]:
+    """Parse the RFC 9535 normalized-path subset Vertex uses into member names and indexes.
+
+    Accepted: ``$``, ``.name`` (any run of characters up to the next ``.`` or ``[``, more
+    lenient than the RFC's shorthand so keys like ``foo-bar`` still place), ``[0]``,
+    ``['name']`` and ``["name"]`` with JSON-style escapes. Wildcards, slices, filters,
+    negative indexes and descendant segments raise :class:`BadPath`.
+    """
+    if not path.startswith("$"):
+        raise BadPath("does not start with $")
+    segments: list[str | int] = []
+    i, n = 1, len(path)
+    while i < n:
+        if path[i] == ".":
+            j = i + 1
+            while j < n and path[j] not in ".[":
+                j += 1
+            name = path[i + 1:j]
+            if not name or name == "*":
+                raise BadPath(f"unsupported segment at offset {i}")
+            segments.append(name)
+            i = j
+        elif path[i] == "[" and i + 1 < n and path[i + 1] in "'\"":
+            name, i = _quoted(path, i + 1)
+            if i >= n or path[i] != "]":
+                raise BadPath(f"expected ] at offset {i}")
+            segments.append(name)
+            i += 1
+        elif path[i] == "[":
+            j = path.find("]", i)
+            digits = path[i + 1:j] if j > 0 else ""
+            if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
+                raise BadPath(f"unsupported selector at offset {i}")
+            segments.append(int(digits))
+            i = j + 1
+        else:
+            raise BadPath(f"unexpected {short(path[i])} at offset {i}")
+        if len(segments) > _MAX_DEPTH:
+            raise BadPath(f"deeper than {_MAX_DEPTH} segments")
+    return segments
+
+
+def _quoted(path: str, start: int) -> tuple[str, int]:
+    """A quoted member name starting at its quote; returns it and the offset after it."""
+    match = _QUOTED[path[start]].match(path, start)
+    if match is None:
+        raise BadPath("unterminated quoted name")
+    # Rewrite the body as a JSON string body (\' is not a JSON escape; a bare " inside single
+    # quotes must be escaped) and let orjson decode the escapes: it rejects lone surrogates.
+    body = _REQUOTE.sub(lambda m: ("'" if m[1] == "'" else m[0]) if m[1] else '\\"', match[1])
+    try:
+        return orjson.loads(f'"{body}"'), match.end()
+    except orjson.JSONDecodeError:
+        raise BadPath("bad escape in quoted name") from None
+
+
+class _Str:
+    """A string value being streamed: fragments kept in a list, joined once at close."""
+
+    __slots__ = ("parts", "closed")
+
+    def __init__(self, first: str, closed: bool) -> None:
+        self.parts = [first]
+        self.closed = closed
+
+
+def _plain(node: Any) -> Any:
+    """The assembled tree as plain JSON values (dict order = first-seen key order)."""
+    if isinstance(node, _Str):
+        return "".join(node.parts)
+    if isinstance(node, dict):
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def _dumps(value: Any) -> str:
+    """Compact JSON; the stdlib fallback covers what orjson refuses (nesting deeper than 255)."""
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _slot(node: dict[str, Any] | list[Any], seg: str | int) -> tuple[bool, Any]:
+    """Whether ``node[seg]`` exists, and its value; BadPath when seg cannot address node."""
+    if isinstance(node, dict):
+        if isinstance(seg, int):
+            raise BadPath(f"index [{seg}] into an object")
+        return seg in node, node.get(seg)
+    if isinstance(seg, str):
+        raise BadPath(f"member {short(seg, 40)} of an array")
+    if seg > len(node):
+        raise BadPath(f"index [{seg}] skips past the end of an array of {len(node)}")
+    return seg < len(node), node[seg] if seg < len(node) else None
+
+
+def _store(node: dict[str, Any] | list[Any], seg: str | int, value: Any) -> None:
+    """Set ``node[seg]`` (appending at the end of an array); _slot has checked the address."""
+    if isinstance(node, dict):
+        node[str(seg)] = value
+    elif int(seg) == len(node):
+        node.append(value)
+    else:
+        node[int(seg)] = value
+
+
+@dataclass
+class _Streamed:
+    """A Vertex call whose arguments arrive as ``partialArgs`` pieces."""
+
+    key: str
+    root: dict[str, Any]
+
+
+@dataclass
+class _Candidate:
+    calls: int = 0
+    open: _Streamed | None = None
+    finished: bool = False
+
+
+class GeminiGenerateReader(ProtocolReader):
+    """Reads ``streamGenerateContent?alt=sse`` chunks into call events."""
+
+    name: ClassVar[str] = "gemini-generate"
+    # A no-argument call is sent as {"name": ...}: no args means the empty object.
+    empty_arguments_mean_empty_object: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cands: dict[int, _Candidate] = {}
+        self._last_usage: Any = None
+
+    def event_type(self, frame: Frame, payload: Any) -> Any:
+        # No discriminator on the wire: a dict is a response chunk unless it is an error.
+        if not isinstance(payload, dict):
+            return None
+        return "error" if "error" in payload else "chunk"
+
+    def on_unknown(self, frame: Frame, payload: Any, kind: Any) -> None:
+        self.anomaly(frame, "not_an_object",
+                     f"payload is {type(payload).__name__}, not a GenerateContentResponse")
+
+    def on_finish(self) -> None:
+        # A call cut mid-partialArgs stays open (the gate must see it unfinished), but its
+        # assembled text so far is published so the panes can show it.
+        for cand in self._cands.values():
+            if cand.open is not None:
+                text = self._dump(None, cand.open.key, cand.open.root)
+                if text is not None:
+                    self.emit(ArgumentsSet(None, cand.open.key, text, "assembled"))
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def _on_error(self, frame: Frame, payload: Any) -> None:
+        error = payload["error"]
+        if not isinstance(error, dict):
+            self.error_payload(frame, error)
+            return
+        code, status = error.get("code"), error.get("status")
+        message = error.get("message") or status or short(error)
+        code_text = " ".join(str(x) for x in (code, status) if x not in (None, ""))
+        self.emit(ProviderError(frame.index, str(message), code_text or None))
+
+    def _on_chunk(self, frame: Frame, payload: dict[str, Any]) -> None:
+        candidates = payload.get("candidates")
+        if candidates is not None and not isinstance(candidates, list):
+            self.anomaly(frame, "bad_candidates", f"candidates is {short(candidates)}")
+            candidates = None
+        finishes: list[tuple[int, Any]] = []
+        for pos, cand in enumerate(candidates or []):
+            if not isinstance(cand, dict):
+                self.anomaly(frame, "bad_candidate", f"candidate {pos} is {short(cand)}")
+                continue
+            index = cand.get("index", pos)  # Vertex omits index; the position stands in
+            c = index if isinstance(index, int) and not isinstance(index, bool) else pos
+            state = self._cands.setdefault(c, _Candidate())
+            content = cand.get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            for part in parts if isinstance(parts, list) else ():
+                self._part(frame, c, state, part)
+            if cand.get("finishReason") is not None:
+                finishes.append((c, cand["finishReason"]))
+        usage = payload.get("usageMetadata")
+        if isinstance(usage, dict) and usage != self._last_usage:
+            self._last_usage = usage
+            self.emit(UsageReported(frame.index, usage))
+        feedback = payload.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason") is not None \
+                and not candidates:
+            self._blocked(frame, feedback)
+        for c, reason in finishes:
+            self._finish(frame, c, reason)
+        if finishes and all(cand.finished for cand in self._cands.values()):
+            self.end_turn(frame, f"finishReason {short(finishes[-1][1], 40)}")
+
+    def _blocked(self, frame: Frame, feedback: dict[str, Any]) -> None:
+        reason = str(feedback["blockReason"])
+        detail = feedback.get("blockReasonMessage")
+        message = f"prompt blocked: {reason}" + (f" ({detail})" if isinstance(detail, str) else "")
+        self.emit(ProviderError(frame.index, message, reason))
+        self.emit(StopReported(frame.index, reason, cut=False, failed=True))
+        self.end_turn(frame, f"promptFeedback.blockReason {short(reason, 40)}")
+
+    def _finish(self, frame: Frame, c: int, raw: Any) -> None:
+        state = self._cands[c]
+        if state.open is not None:
+            self._close(frame, state, missing="finishReason")
+        state.finished = True
+        reason = raw if isinstance(raw, str) else short(raw)
+        verdict = _FINISH.get(reason)
+        if verdict is None:
+            self.anomaly(frame, "unknown_finish_reason",
+                         f"finishReason {short(reason)} is not documented; treated as failed")
+            verdict = (False, True)
+        self.emit(StopReported(frame.index, reason, cut=verdict[0], failed=verdict[1]))
+
+    # -- parts ---------------------------------------------------------------------------
+
+    def _part(self, frame: Frame, c: int, state: _Candidate, part: Any) -> None:
+        if not isinstance(part, dict):
+            self.anomaly(frame, "bad_part", f"part is {short(part)}")
+            return
+        if "functionCall" in part:
+            self._function_call(frame, c, state, part["functionCall"])
+            return
+        text = part.get("text")
+        if isinstance(text, str):
+            if text:
+                channel = "reasoning" if part.get("thought") is True else "text"
+                self.emit(TextAppended(frame.index, channel, text))
+            return
+        kinds = sorted(set(part) - _QUIET_PART_KEYS)
+        if kinds:
+            self.anomaly(frame, "unhandled_part", f"part {short(kinds)} is not shown")
+
+    def _function_call(self, frame: Frame, c: int, state: _Candidate, fc: Any) -> None:
+        if not isinstance(fc, dict):
+            self.anomaly(frame, "bad_function_call", f"functionCall is {short(fc)}")
+            return
+        name, pieces = fc.get("name"), fc.get("partialArgs")
+        if name is not None:
+            if state.open is not None:  # a new name starts a new call (§4b.2, Vertex item 5)
+                self._close(frame, state, missing="a new call")
+            key = self._open(frame, c, state, fc, name)
+            if fc.get("willContinue") is True or pieces is not None:
+                args = fc.get("args")  # not seen on the wire; kept as the base for the pieces
+                state.open = _Streamed(key, dict(args) if isinstance(args, dict) else {})
+                if pieces is not None:
+                    self._pieces(frame, state.open, pieces)
+            else:
+                self._complete(frame, key, fc)
+        elif pieces is not None:
+            if state.open is None:
+                key = self._open(frame, c, state, fc, None)
+                self.anomaly(frame, "piece_for_unknown_call",
+                             "partialArgs with no open call; kept in an anonymous call", key=key)
+                state.open = _Streamed(key, {})
+            self._pieces(frame, state.open, pieces)
+        elif "args" in fc:
+            key = self._open(frame, c, state, fc, None)
+            self.anomaly(frame, "call_without_name", "functionCall with args but no name", key=key)
+            self._complete(frame, key, fc)
+        elif state.open is not None:
+            self._close(frame, state, missing=None)  # the empty {"functionCall":{}} terminator
+        else:
+            self.anomaly(frame, "terminator_without_call",
+                         "empty functionCall part with no streamed call open")
+
+    def _open(self, frame: Frame, c: int, state: _Candidate, fc: dict[str, Any],
+              name: Any) -> str:
+        key = f"call:{state.calls}" if c == 0 else f"cand{c}/call:{state.calls}"
+        state.calls += 1
+        call_id = fc.get("id")
+        if name is not None and not isinstance(name, str):
+            name = short(name)
+        self.emit(CallOpened(frame.index, key, name=name,
+                             id=call_id if isinstance(call_id, str) else None))
+        return key
+
+    def _complete(self, frame: Frame, key: str, fc: dict[str, Any]) -> None:
+        """A whole call in one part: the object is serialized, keys in the order received."""
+        args = fc.get("args")
+        if args is None:  # {"name": ...} alone is how a no-argument call is sent
+            args = {}
+        if not isinstance(args, dict):
+            self.anomaly(frame, "args_not_object", f"args is {short(args)}", key=key)
+        text = self._dump(frame, key, args)
+        if text is not None:
+            self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
+            self.emit(CallClosed(frame.index, key))
+
+    def _close(self, frame: Frame, state: _Candidate, missing: str | None) -> None:
+        call, state.open = state.open, None
+        if call is None:
+            return
+        if missing is not None:
+            self.anomaly(frame, "missing_call_terminator",
+                         f"streamed call closed by {missing}, without an empty functionCall",
+                         key=call.key)
+        text = self._dump(frame, call.key, call.root)
+        if text is not None:
+            self.emit(ArgumentsSet(frame.index, call.key, text, "assembled"))
+            self.emit(CallClosed(frame.index, call.key))
+
+    def _dump(self, frame: Frame | None, key: str, value: Any) -> str | None:
+        # None leaves the call without text and unclosed, so the gate can never run it.
+        try:
+            return _dumps(_plain(value))
+        except (ValueError, TypeError, RecursionError) as exc:
+            self.anomaly(frame, "unserializable_arguments", short(str(exc)), key=key)
+            return None
+
+    # -- Vertex partialArgs --------------------------------------------------------------
+
+    def _pieces(self, frame: Frame, call: _Streamed, pieces: Any) -> None:
+        if not isinstance(pieces, list):
+            self.anomaly(frame, "bad_partial_args", f"partialArgs is {short(pieces)}",
+                         key=call.key)
+            return
+        for piece in pieces:
+            found = [k for k in _VALUE_TYPES if isinstance(piece, dict) and k in piece]
+            path = piece.get("jsonPath") if isinstance(piece, dict) else None
+            if not found or not isinstance(path, str):
+                self.anomaly(frame, "bad_piece", f"piece {short(piece)} has no jsonPath or value",
+                             key=call.key)
+                continue
+            kind = found[0]
+            if len(found) > 1:
+                self.anomaly(frame, "ambiguous_piece", f"piece has {found}; {kind} used",
+                             key=call.key)
+            value = None if kind == "nullValue" else piece[kind]
+            types = _VALUE_TYPES[kind]
+            if types and (not isinstance(value, types)
+                          or (kind == "numberValue" and isinstance(value, bool))):
+                self.anomaly(frame, "bad_piece_value", f"{kind} is {short(value)}", key=call.key)
+            will = piece.get("willContinue") is True
+            self.emit(ArgumentPiece(frame.index, call.key, path, value, will))
+            try:
+                self._place(frame, call, parse_json_path(path), value,
+                            kind == "stringValue" and isinstance(value, str), will)
+            except BadPath as exc:
+                self.anomaly(frame, "bad_json_path", f"{short(path, 60)}: {exc}", key=call.key)
+
+    def _place(self, frame: Frame, call: _Streamed, segments: list[str | int], value: Any,
+               is_str: bool, will: bool) -> None:
+        """Put one piece into the call's object; strings for a path are appended."""
+        if not segments:
+            raise BadPath("a value cannot replace the argument object")
+        node: dict[str, Any] | list[Any] = call.root
+        created: tuple[dict[str, Any] | list[Any], str | int] | None = None
+        try:
+            for seg, following in zip(segments, segments[1:], strict=False):
+                want: type = list if isinstance(following, int) else dict
+                present, child = _slot(node, seg)
+                if not present:
+                    child = want()
+                    _store(node, seg, child)
+                    created = created or (node, seg)
+                elif not isinstance(child, want):
+                    raise BadPath(f"{short(seg, 40)} holds a {type(child).__name__}, "
+                                  f"not a {want.__name__}")
+                node = child
+            present, old = _slot(node, segments[-1])
+        except BadPath:
+            if created is not None:  # leave no empty containers behind for a rejected piece
+                parent, seg = created
+                parent.pop(str(seg)) if isinstance(parent, dict) else parent.pop()
+            raise
+        if is_str and isinstance(old, _Str):
+            if old.closed:
+                self.anomaly(frame, "string_reopened",
+                             "more string after a piece without willContinue", key=call.key)
+            old.parts.append(value)
+            old.closed = not will
+            return
+        if present:
+            self.anomaly(frame, "value_replaced", "a piece replaced an earlier value",
+                         key=call.key)
+        _store(node, segments[-1], _Str(value, not will) if is_str else value)
+
+    handlers: ClassVar[dict[str, Handler]] = {"chunk": _on_chunk, "error": _on_error}
