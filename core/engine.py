@@ -44,6 +44,8 @@ class CallStep:
     """A call event from the protocol reader, or an anomaly the accumulator found."""
 
     event: CallEvent
+    length: int | None = None
+    """The call's argument length (characters) once this event was applied."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +123,10 @@ class CallPipeline:
     def _apply(self, events: list[CallEvent]) -> list[Step]:
         steps: list[Step] = []
         for event in events:
-            steps.append(CallStep(event))
-            steps += [CallStep(a) for a in self.state.apply(event)]
+            found = self.state.apply(event)
+            call = self.state.calls.get(getattr(event, "key", None) or "")
+            steps.append(CallStep(event, call.length if call else None))
+            steps += [CallStep(a) for a in found]
             if isinstance(event, TurnEnded):
                 steps += self._decide_all(event.frame)
             elif not self.state.complete:

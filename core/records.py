@@ -91,9 +91,7 @@ def step_record(step: Step, pipeline: CallPipeline) -> dict[str, Any] | None:
         case FrameStep():
             return frame_record(step)
         case CallStep():
-            key = getattr(step.event, "key", None)
-            call = pipeline.state.calls.get(key) if isinstance(key, str) else None
-            return _call_event_record(step.event, call.length if call else None)
+            return _call_event_record(step.event, step.length)
         case WaitStep():
             return {"kind": "decision", "call": step.call, "action": "wait", "reason": None,
                     "frame": step.frame, "draft": step.draft.value}

@@ -1,0 +1,138 @@
+"""``callscope check``: the proof that chunking never changes a decision and that no cut ever
+executes what it should not.
+
+For one input it replays the recorded chunking, whole, byte by byte and several random
+chunkings, and requires identical decisions. Then it considers a cut at every byte offset:
+no cut may execute anything the full stream would not (same call, same arguments), and a cut
+before the terminal signal executes nothing.
+
+The sweep does not replay from zero for every cut. A cut stream's events depend only on which
+frames completed before the cut (a block cut before its blank line is never dispatched), so the
+offsets fall into ``frames + 1`` classes. The pipeline is stepped once, frame by frame, and a copy
+of it is finished at each frame boundary; every byte offset is then mapped to its class with a
+binary search. A few offsets per input are also replayed for real, from zero, and must agree:
+that guards the shortcut itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine import CallPipeline, DecisionStep
+from .harness import Decision
+from .replay import Chunking, TimedBytes, replay
+from .sse import Frame, decode_all
+from .tools import ToolSet
+
+Outcome = dict[str, tuple[str, str | None, Any]]  # call -> (action, reason, arguments)
+
+REAL_REPLAY_SAMPLES = 12
+
+
+@dataclass
+class CheckReport:
+    source: str
+    size: int
+    chunkings: list[str] = field(default_factory=list)
+    cuts: int = 0
+    violations: list[str] = field(default_factory=list)
+    executed: int = 0
+    refused: int = 0
+    protocol: str = "unknown"
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def verdict(self) -> str:
+        head = "ok  " if self.ok else "FAIL"
+        summary = (f"{head} {self.source}: {self.protocol}, {self.size} bytes, "
+                   f"{len(self.chunkings)} chunkings, {self.cuts} cuts; "
+                   f"full stream: {self.executed} executed, {self.refused} refused")
+        if self.violations:
+            summary += f"; {len(self.violations)} violation(s), first: {self.violations[0]}"
+        return summary
+
+
+def _outcome(decisions: dict[str, Decision]) -> Outcome:
+    return {k: (d.action, d.reason, d.arguments) for k, d in decisions.items()}
+
+
+def _replay_outcome(chunks: Sequence[TimedBytes], chunking: Chunking, protocol: str | None,
+                    tools: ToolSet, cut_at: int | None = None) -> Outcome:
+    decisions = {}
+    for step in replay(chunks, protocol=protocol, tools=tools, chunking=chunking, cut_at=cut_at):
+        if isinstance(step, DecisionStep):
+            decisions[step.decision.call] = step.decision
+    return _outcome(decisions)
+
+
+def dispatch_point(frame: Frame) -> int:
+    """The offset of the first byte of the frame's blank-line terminator: a cut strictly after
+    it dispatches the frame (a trailing CR ends a line at close), a cut at or before it does not."""
+    if not frame.terminated:
+        return 1 << 62
+    return frame.end - (2 if frame.raw.endswith(b"\r\n") else 1)
+
+
+def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None,
+                tools: ToolSet, seeds: Sequence[int] = (1, 2, 3)) -> CheckReport:
+    data = b"".join(c for _, c in chunks)
+    report = CheckReport(source, len(data))
+
+    # 1. Chunkings must not change decisions.
+    baseline = _replay_outcome(chunks, Chunking("recorded"), protocol, tools)
+    modes = [Chunking("recorded"), Chunking("whole"), Chunking("bytes", size=1),
+             *(Chunking("random", seed=s) for s in seeds)]
+    for mode in modes:
+        report.chunkings.append(str(mode))
+        got = baseline if mode.mode == "recorded" else _replay_outcome(chunks, mode, protocol, tools)
+        if got != baseline:
+            report.violations.append(f"chunking {mode} changed the decisions")
+    report.executed = sum(1 for a, _, _ in baseline.values() if a == "execute")
+    report.refused = len(baseline) - report.executed
+
+    # 2. Every cut offset, one class per frame boundary.
+    frames = decode_all(data)
+    points = [dispatch_point(f) for f in frames]
+    pipeline = CallPipeline(protocol, tools)
+    memo = {id(tools): tools}
+    outcomes: list[Outcome] = []
+    terminal_class: int | None = None
+    for m in range(len(frames) + 1):
+        finished = copy.deepcopy(pipeline, memo=dict(memo))
+        finished.finish()
+        outcomes.append(_outcome(finished.decisions))
+        if m < len(frames):
+            pipeline.frame(frames[m])
+            if terminal_class is None and pipeline.state.complete:
+                terminal_class = m + 1  # classes >= this one include the terminal frame
+    report.protocol = pipeline.protocol
+    full = outcomes[-1]
+    for m, outcome in enumerate(outcomes):
+        for key, (action, _, arguments) in outcome.items():
+            if action != "execute":
+                continue
+            if terminal_class is None or m < terminal_class:
+                report.violations.append(
+                    f"a cut before the terminal signal (after {m} frames) executes {key}")
+            elif full.get(key, (None, None, None))[0] != "execute" or full[key][2] != arguments:
+                report.violations.append(
+                    f"a cut after {m} frames executes {key}, which the full stream does not")
+    report.cuts = len(data) + 1
+
+    # 3. Guard the shortcut: a few real cuts, replayed from zero, must match their class.
+    rng = random.Random(len(data))
+    samples = {0, len(data), *(rng.randint(0, len(data)) for _ in range(REAL_REPLAY_SAMPLES))}
+    samples.update(p + d for p in points[:4] for d in (0, 1) if p < len(data))
+    for k in sorted(samples):
+        m = bisect_left(points, k)  # frames whose dispatch point is < k
+        real = _replay_outcome(chunks, Chunking("recorded"), protocol, tools, cut_at=k)
+        if real != outcomes[m]:
+            report.violations.append(f"internal: the cut at byte {k} disagrees with its class")
+    return report

@@ -1,0 +1,245 @@
+"""The ``callscope`` command line.
+
+``callscope [INPUT]`` opens the debugger (a bundled demo session without INPUT);
+``callscope replay``, ``check`` and ``import`` are the headless commands. Every error the engine
+raises on purpose (a broken file, a bad flag value) becomes one line on stderr and exit code 2;
+``check`` exits 1 when the proof fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from ..core.errors import CallscopeError, InputError
+from ..core.providers import PROTOCOLS
+from ..core.replay import Chunking, TimedBytes
+from ..core.tools import ToolSet, tools_from_request
+
+DEMO_SESSION = "demo.jsonl"
+COMMANDS = ("replay", "check", "import", "open")
+
+
+def sessions_dir() -> Path:
+    """The bundled sessions (beside the package in a checkout; installed as package data)."""
+    here = Path(__file__).resolve().parent.parent / "sessions"
+    if here.is_dir():
+        return here
+    return Path(str(resources.files("callscope") / "sessions"))
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+class LoadedInput:
+    """One input file: its chunks (kept lazy), and what its header says."""
+
+    def __init__(self, path: str) -> None:
+        from ..core.session import open_input
+
+        self.path = path
+        self.session = open_input(path)
+        header = self.session.header
+        self.protocol: str | None = getattr(header, "protocol", None)
+        definitions = list(getattr(header, "tools", None) or [])
+        request = getattr(header, "request", None) or {}
+        if not definitions and isinstance(request, dict):
+            definitions = tools_from_request(request.get("body"))
+        self.tool_definitions = definitions
+
+    def chunks(self) -> Iterator[TimedBytes]:
+        for chunk in self.session.chunks():
+            yield chunk.t, chunk.data
+
+
+def load_tools(path: str | None) -> list[dict[str, Any]] | None:
+    if path is None:
+        return None
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, exc.strerror or "cannot read") from None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON ({exc})", line=raw.count(b"\n", 0, exc.pos) + 1) from None
+    if isinstance(value, dict) and "tools" in value:
+        value = value["tools"]
+    if not isinstance(value, list):
+        raise InputError(path, "expected a JSON list of tool definitions")
+    return value
+
+
+def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> ToolSet:
+    try:
+        return ToolSet(override if override is not None else loaded.tool_definitions)
+    except CallscopeError as exc:
+        raise InputError(loaded.path, f"tool definitions: {exc}") from None
+
+
+def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
+    """``--protocol`` wins, then the session header; None means detect from the stream."""
+    return flag or loaded.protocol
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from ..core.engine import ChunkStep, Engine
+    from ..core.records import chunk_record, step_record, turn_record
+    from ..core.replay import replay
+    from .table import TableWriter
+
+    chunking = Chunking.parse(args.chunking)
+    override = load_tools(args.tools)
+    for path in args.inputs:
+        loaded = LoadedInput(path)
+        engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override))
+        table = None if args.json else TableWriter(out, path, summary=args.summary)
+        for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at, engine=engine):
+            if args.summary:
+                continue
+            if args.json:
+                record = (chunk_record(step) if args.chunks else None) if isinstance(
+                    step, ChunkStep) else step_record(step, engine.pipeline)
+                if record is not None:
+                    _write_json(out, record, path)
+            else:
+                assert table is not None
+                table.step(step, engine.pipeline)
+        turn = turn_record(engine.pipeline)
+        if args.json:
+            _write_json(out, turn, path)
+        else:
+            assert table is not None
+            table.turn(turn)
+    return 0
+
+
+def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:
+    record = {"kind": record["kind"], "source": source, **record}
+    out.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS).decode())
+    out.write("\n")
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from ..core.check import check_input
+
+    override = load_tools(args.tools)
+    failed = 0
+    for path in args.inputs:
+        loaded = LoadedInput(path)
+        report = check_input(path, list(loaded.chunks()), protocol=protocol_for(loaded, args.protocol),
+                             tools=toolset_for(loaded, override),
+                             seeds=range(1, args.seeds + 1))
+        out.write(report.verdict() + "\n")
+        failed += not report.ok
+    return 1 if failed else 0
+
+
+def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
+    from ..core.session import save_session
+
+    loaded = LoadedInput(args.input)
+    header = loaded.session.header
+    if args.provenance:
+        header = _with(header, provenance=args.provenance)
+    if args.protocol:
+        header = _with(header, protocol=args.protocol)
+    save_session(args.output, header, loaded.session.chunks(), loaded.session.end)
+    out.write(f"wrote {args.output}\n")
+    return 0
+
+
+def _with(header: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(header, **changes)
+
+
+def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
+    from .app import run_app
+
+    note = None
+    path = args.input
+    if path is None:
+        path = str(sessions_dir() / DEMO_SESSION)
+        note = ("Bundled demo session. Open your own: callscope FILE (.jsonl session, .sse capture "
+                "or .har); more demos in " + str(sessions_dir()))
+    loaded = LoadedInput(path)
+    run_app(list(loaded.chunks()), source=path, protocol=protocol_for(loaded, args.protocol),
+            tools=toolset_for(loaded, load_tools(args.tools)), note=note)
+    return 0
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+def _offset(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"not a byte offset: {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
+        epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--protocol", choices=PROTOCOLS, help="override protocol detection")
+        p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
+
+    p = sub.add_parser("replay", help="replay inputs headless (a table, or JSON lines)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("--json", action="store_true", help="one JSON record per line")
+    p.add_argument("--chunking", default="recorded", metavar="MODE",
+                   help="recorded (default), whole, bytes:N or random:SEED")
+    p.add_argument("--cut-at", type=_offset, metavar="BYTE", help="end the stream after BYTE bytes")
+    p.add_argument("--summary", action="store_true", help="print only the turn records")
+    p.add_argument("--chunks", action="store_true", help="with --json, also a record per chunk")
+    common(p)
+
+    p = sub.add_parser("check", help="prove chunking and cuts never execute what they should not")
+    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("--seeds", type=int, default=3, help="random chunkings per input (default 3)")
+    common(p)
+
+    p = sub.add_parser("import", help="convert a .sse capture or a HAR file into a session")
+    p.add_argument("input", metavar="FILE")
+    p.add_argument("-o", "--output", required=True, metavar="SESSION")
+    p.add_argument("--protocol", choices=PROTOCOLS, help="record the protocol in the header")
+    p.add_argument("--provenance", help="where the capture came from (kept in the header)")
+
+    p = sub.add_parser("open", help="open the debugger (the default command)")
+    p.add_argument("input", nargs="?", metavar="INPUT")
+    common(p)
+    return parser
+
+
+HANDLERS = {"replay": cmd_replay, "check": cmd_check, "import": cmd_import, "open": cmd_open}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+        argv.insert(0, "open")
+    args = build_parser().parse_args(argv)
+    try:
+        return HANDLERS[args.command](args, sys.stdout)
+    except CallscopeError as exc:
+        print(f"callscope: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The readable table of ``callscope replay`` (without ``--json``).
+
+Every value from the stream is untrusted: it goes through :func:`inert` so escape sequences,
+control and bidi characters print as visible escapes, never as terminal commands.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+from ..core.engine import CallPipeline, Step
+from ..core.records import step_record
+
+# C0 and C1 controls, DEL, and the bidi/invisible formatting characters that can reorder or
+# hide text on a terminal (Trojan Source, CVE-2021-42574).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def inert(text: str, limit: int | None = None) -> str:
+    """Text safe to print: controls, escapes and bidi marks shown as visible escapes."""
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _UNSAFE.sub(lambda m: _NAMED.get(m.group(), f"\\u{ord(m.group()):04x}"), text)
+
+
+class TableWriter:
+    def __init__(self, out: TextIO, source: str, *, summary: bool = False, width: int = 72) -> None:
+        self.out = out
+        self.width = width
+        if not summary:
+            out.write(f"== {inert(source)}\n")
+
+    def _line(self, text: str) -> None:
+        self.out.write(text + "\n")
+
+    def step(self, step: Step, pipeline: CallPipeline) -> None:
+        record = step_record(step, pipeline)
+        if record is None:
+            return
+        kind = record["kind"]
+        if kind == "frame":
+            mark = "" if record["dispatch"] else "  (not dispatched)" if record["terminated"] else (
+                "  (unterminated: stream ended inside this block)")
+            event = inert(record["event"] or "message", 32)
+            data = inert(record["data"], self.width)
+            self._line(f"#{record['index']:<5} {record['start']:>7}-{record['end']:<7} "
+                       f"{event:<28} {data}{mark}")
+        elif kind == "call":
+            self._line(f"{'':6} call {inert(record['call'], 40)} {record['action']}"
+                       + self._call_detail(record))
+        elif kind == "decision":
+            self._line(self._decision(record))
+        elif kind == "anomaly":
+            self._line(f"{'':6} ! {record['code']}: {inert(record['message'], 100)}")
+        elif kind in ("stop", "terminal", "provider_error"):
+            self._line(f"{'':6} {kind}: " + inert(str(record.get("reason") or record.get("signal")
+                                                         or record.get("message")), 80))
+
+    def _call_detail(self, r: dict[str, Any]) -> str:
+        if r["action"] == "opened":
+            return f" name={inert(str(r['name']), 40)} id={inert(str(r['id']), 40)}"
+        if r["action"] == "appended":
+            return f" +{inert(repr(r['fragment']), 40)} ({r['length']} chars)"
+        if r["action"] == "set":
+            return f" = {inert(r['text'], 48)} ({r['origin']})"
+        if r["action"] == "piece":
+            return f" {inert(r['path'], 30)} <- {inert(repr(r['value']), 30)}"
+        return ""
+
+    def _decision(self, r: dict[str, Any]) -> str:
+        call = inert(r["call"], 40)
+        if r["action"] == "wait":
+            return f"{'':6} wait {call} (draft {r['draft']})"
+        head = f"{'':6} {r['action'].upper()} {call}"
+        if r["action"] == "refuse":
+            head += f" [{r['reason']}] {inert(r['detail'], 80)}"
+        else:
+            head += f" {inert(str(r.get('arguments')), 60)} -> {r.get('ran')}"
+        if r.get("contrast"):
+            lenient = r["lenient"]
+            dropped = f", dropping {', '.join(lenient['dropped'])}" if lenient["dropped"] else ""
+            head += (f"\n{'':8} lenient harness would have EXECUTED it with "
+                     f"{inert(str(lenient['arguments']), 60)} ({lenient['how']}{dropped})")
+        return head
+
+    def turn(self, t: dict[str, Any]) -> None:
+        state = "complete" if t["complete"] else "no terminal signal"
+        if t["truncated"] and t["complete"]:
+            state += ", cut by the provider"
+        self._line(f"-- turn: {t['protocol']}, {state}, stop={inert(str(t['stop_reason']), 30)}"
+                   + (f", error={inert(t['error'], 60)}" if t["error"] else "")
+                   + f", {t['anomalies']} anomalies")
+        for c in t["calls"]:
+            verdict = c["action"] + (f" ({c['reason']})" if c["action"] == "refuse" else "")
+            self._line(f"   {inert(c['key'], 30)} {inert(c['name'], 30)} {c['bytes']}B -> {verdict}")
