@@ -1,0 +1,332 @@
+"""Anthropic Messages streaming (``POST /v1/messages``, ``"stream": true``).
+
+Grammar: ``message_start`` -> per content block ``content_block_start`` / ``content_block_delta``*
+/ ``content_block_stop`` -> ``message_delta``+ -> ``message_stop`` (the terminal event; there is no
+``[DONE]``). ``ping`` may appear anywhere; ``error`` may arrive after the 200 (PROTOCOLS.md §3).
+
+Calls are keyed by content-block ``index``, which is shared with text and thinking blocks, so a
+tool call is often ``block:1``. The ``toolu_…`` id appears only in ``content_block_start``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import orjson
+
+from ..events import (
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallOpened,
+    StopReported,
+    TextAppended,
+    UsageReported,
+)
+from ..sse import Frame
+from .base import Handler, ProtocolReader, short
+
+STOP_REASONS: dict[str, tuple[bool, bool]] = {
+    # stop_reason -> (cut, failed); anthropic/types/stop_reason.py
+    "end_turn": (False, False),
+    "tool_use": (False, False),
+    "stop_sequence": (False, False),
+    "pause_turn": (False, False),
+    "max_tokens": (True, False),
+    "model_context_window_exceeded": (True, False),
+    "refusal": (False, True),
+}
+
+CALL_BLOCKS: dict[str, str] = {
+    # content block type -> CallOpened.kind. The SDK tracks tool input for exactly these block
+    # types (anthropic-sdk-python PR #1558: server_tool_use deltas were once dropped); the MCP
+    # connector's mcp_tool_use is run by Anthropic too, hence "server_tool".
+    "tool_use": "function",
+    "server_tool_use": "server_tool",
+    "mcp_tool_use": "server_tool",
+}
+
+TEXT_BLOCKS: dict[str, tuple[str, str]] = {
+    # content block type -> (TextAppended channel, field holding its initial text)
+    "text": ("text", "text"),
+    "thinking": ("reasoning", "thinking"),
+}
+
+TEXT_DELTAS: dict[str, tuple[str, str]] = {
+    # delta type -> (TextAppended channel, field holding the text)
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("reasoning", "thinking"),
+}
+
+QUIET_DELTAS = frozenset({"signature_delta", "citations_delta"})
+"""Documented delta types that carry neither call input nor displayable text."""
+
+BEFORE_START_OK = frozenset({"message_start", "ping", "error"})
+"""Event types that may legitimately arrive before ``message_start``."""
+
+
+@dataclass(slots=True)
+class _Block:
+    key: str
+    type: str | None
+    kind: str | None
+    """CallOpened.kind for call blocks, None for text and other blocks."""
+    start_input: Any = None
+    """A non-empty ``input`` object from ``content_block_start`` (None when ``{}``)."""
+    appended: bool = False
+    """``input_json_delta`` fragments arrived for this block."""
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class AnthropicReader(ProtocolReader):
+    name: ClassVar[str] = "anthropic"
+    # A tool without parameters streams exactly one ``partial_json: ""`` (fixture
+    # tool_no_args_empty_partial_json.sse, vercel/ai #10747): its input is ``{}``.
+    empty_arguments_mean_empty_object: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._started = False
+        self._message_id: str | None = None
+        self._messages = 0
+        self._prefix = ""
+        self._open: dict[int, _Block] = {}
+        self._usage: dict[str, Any] = {}
+
+    # -- frame-level checks ---------------------------------------------------------------
+
+    def event_type(self, frame: Frame, payload: Any) -> Any:
+        """``data.type`` is the discriminator; the ``event:`` line is checked against it here,
+        the one hook that sees both the frame and the payload before dispatch."""
+        kind = super().event_type(frame, payload)
+        if frame.event is None:
+            # anthropic-python skips events without an event: line (_streaming.py:82-110), so
+            # what we read here is something the official SDK would never have seen.
+            self.anomaly(frame, "event_name_missing",
+                         f"no event: line for {short(kind)} (the anthropic SDK skips such events)")
+        elif frame.event != kind:
+            self.anomaly(frame, "event_name_mismatch",
+                         f"event: {short(frame.event)} but data.type is {short(kind)}")
+        if not self._started and isinstance(kind, str) and kind not in BEFORE_START_OK:
+            self.anomaly(frame, "event_before_message_start",
+                         f"{short(kind)} before message_start (the anthropic SDK raises here)")
+        return kind
+
+    # -- handlers ---------------------------------------------------------------------------
+
+    def _on_message_start(self, frame: Frame, payload: dict[str, Any]) -> None:
+        message = payload.get("message")
+        msg_id = _str_or_none(message.get("id")) if isinstance(message, dict) else None
+        if not self._started:
+            self._started = True
+            self._messages = 1
+            self._message_id = msg_id
+        elif msg_id == self._message_id:
+            # vercel/ai #18331: a benign repeat; keys stay as they are.
+            self.anomaly(frame, "duplicate_message_start",
+                         f"message_start repeated for the same id {short(msg_id)}")
+        else:
+            self._splice(frame, msg_id)
+        usage = message.get("usage") if isinstance(message, dict) else None
+        self._report_usage(frame, usage)
+
+    def _splice(self, frame: Frame, msg_id: str | None) -> None:
+        """A second message with a different id: another generation spliced into this stream.
+
+        Its blocks restart at index 0, so with bare ``block:<index>`` keys the second
+        message's deltas would land in the first message's buffers. In the synthetic fixture
+        the first message's tool block 1 is still open with ``{"value":"Spark`` and the second
+        message's own tool block 1 sends ``{"value":"Sparkle Day"}``: one key would yield the
+        concatenation, a "valid-looking" mess. So each distinct message after the first gets
+        a prefix ``msg<n>/`` (its ordinal, not its id: ids are untrusted, may be absent, and
+        ordinals keep keys short and deterministic); the first message keeps the documented
+        ``block:<index>`` keys. The first message's open blocks will never be stopped (their
+        index space is gone), so they are closed here and flagged, not left dangling.
+        """
+        old = self._message_id
+        self.anomaly(frame, "spliced_message_start",
+                     f"message_start with id {short(msg_id)} while message {short(old)} is "
+                     "in progress; its blocks are keyed apart")
+        self._close_open(frame, f"message {short(old)} was replaced by {short(msg_id)}")
+        self._messages += 1
+        self._prefix = f"msg{self._messages}/"
+        self._message_id = msg_id
+        self._usage = {}  # usage belongs to a message; the new one starts afresh
+
+    def _on_block_start(self, frame: Frame, payload: dict[str, Any]) -> None:
+        index = self._index(frame, payload)
+        if index is None:
+            return
+        block = payload.get("content_block")
+        if not isinstance(block, dict):
+            self.anomaly(frame, "bad_block", "content_block_start without a content_block object")
+            block = {}
+        btype = _str_or_none(block.get("type"))
+        key = self._key(index)
+        if index in self._open:
+            self.anomaly(frame, "block_restarted",
+                         f"block {index} started again before content_block_stop", key=key)
+        kind = CALL_BLOCKS.get(btype or "")
+        entry = _Block(key, btype, kind)
+        if kind is not None:
+            self.emit(CallOpened(frame.index, key, id=_str_or_none(block.get("id")),
+                                 name=_str_or_none(block.get("name")), kind=kind))
+            start_input = block.get("input")
+            if start_input not in (None, {}):
+                # The docs say input is always {} here. A filled object (a proxy, a future
+                # block type) becomes the call's input at its close if no delta follows; it
+                # is never prefixed to deltas (the litellm #4537 "{}{...}" bug).
+                entry.start_input = start_input
+        elif btype in TEXT_BLOCKS:
+            channel, field = TEXT_BLOCKS[btype]
+            self._text(frame, channel, block.get(field))
+        self._open[index] = entry
+
+    def _on_block_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
+        index = self._index(frame, payload)
+        if index is None:
+            return
+        delta = payload.get("delta")
+        dtype = delta.get("type") if isinstance(delta, dict) else None
+        if not isinstance(delta, dict) or not isinstance(dtype, str):
+            self.anomaly(frame, "bad_delta", f"content_block_delta without a typed delta "
+                         f"({short(delta)})", key=self._key(index))
+            return
+        if dtype == "input_json_delta":
+            self._json_delta(frame, index, delta)
+        elif dtype in TEXT_DELTAS:
+            self._text_delta(frame, index, dtype, delta)
+        elif dtype not in QUIET_DELTAS:
+            self.anomaly(frame, "unknown_delta", f"unknown delta type {short(dtype)}",
+                         key=self._key(index))
+
+    def _json_delta(self, frame: Frame, index: int, delta: dict[str, Any]) -> None:
+        key = self._key(index)
+        fragment = delta.get("partial_json")
+        if not isinstance(fragment, str):
+            self.anomaly(frame, "bad_delta",
+                         f"input_json_delta without a string partial_json ({short(fragment)})",
+                         key=key)
+            return
+        block = self._open.get(index)
+        if block is None:
+            # Never started: the accumulator reports the unknown key; remember the block so
+            # content_block_stop / message_delta can close what it holds.
+            block = self._open[index] = _Block(key, None, "function")
+        elif block.start_input is not None and not block.appended:
+            self.anomaly(frame, "start_input_then_deltas",
+                         f"block {index} had a non-empty start input and also input deltas; "
+                         "the deltas are the input", key=key)
+        block.appended = True
+        self.emit(ArgumentsAppended(frame.index, key, fragment))
+
+    def _text_delta(self, frame: Frame, index: int, dtype: str, delta: dict[str, Any]) -> None:
+        if index not in self._open:
+            self.anomaly(frame, "delta_without_start",
+                         f"{dtype} for block {index}, which never started", key=self._key(index))
+            self._open[index] = _Block(self._key(index), None, None)
+        channel, field = TEXT_DELTAS[dtype]
+        self._text(frame, channel, delta.get(field))
+
+    def _on_block_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
+        index = self._index(frame, payload)
+        if index is None:
+            return
+        block = self._open.pop(index, None)
+        if block is None:
+            self.anomaly(frame, "stop_without_start",
+                         f"content_block_stop for block {index}, which is not open",
+                         key=self._key(index))
+        else:
+            self._close_block(frame, block)
+
+    def _on_message_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
+        # The max_tokens recording goes straight from an input delta to message_delta: the
+        # block that never got content_block_stop is closed here (and flagged).
+        self._close_open(frame, "message_delta arrived first")
+        delta = payload.get("delta")
+        delta = delta if isinstance(delta, dict) else {}
+        reason = delta.get("stop_reason")
+        if isinstance(reason, str):
+            verdict = STOP_REASONS.get(reason)
+            if verdict is None:
+                self.anomaly(frame, "unknown_stop_reason", f"unknown stop_reason {short(reason)}")
+            cut, failed = verdict or (False, False)
+            self.emit(StopReported(frame.index, reason, cut, failed))
+        elif reason is not None:
+            self.anomaly(frame, "bad_stop_reason", f"stop_reason is not a string ({short(reason)})")
+        details = delta.get("stop_details")
+        if isinstance(details, dict):
+            # A refusal's explanation is the only text the user gets for it.
+            self._text(frame, "refusal", details.get("explanation"))
+        self._report_usage(frame, payload.get("usage"))
+
+    def _on_message_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self._close_open(frame, "message_stop arrived first")
+        self.end_turn(frame, "message_stop")
+
+    def _on_ping(self, frame: Frame, payload: dict[str, Any]) -> None:
+        """Keep-alive: nothing to read."""
+
+    def _on_error(self, frame: Frame, payload: dict[str, Any]) -> None:
+        # e.g. overloaded_error after the 200; the turn then usually ends without message_stop.
+        self.error_payload(frame, payload.get("error", payload))
+
+    handlers: ClassVar[dict[str, Handler]] = {
+        "message_start": _on_message_start,
+        "content_block_start": _on_block_start,
+        "content_block_delta": _on_block_delta,
+        "content_block_stop": _on_block_stop,
+        "message_delta": _on_message_delta,
+        "message_stop": _on_message_stop,
+        "ping": _on_ping,
+        "error": _on_error,
+    }
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _key(self, index: int) -> str:
+        return f"{self._prefix}block:{index}"
+
+    def _index(self, frame: Frame, payload: dict[str, Any]) -> int | None:
+        index = payload.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        self.anomaly(frame, "bad_index",
+                     f"{short(payload.get('type'))} without an integer index ({short(index)})")
+        return None
+
+    def _close_open(self, frame: Frame, why: str) -> None:
+        for index in sorted(self._open):
+            block = self._open[index]
+            self.anomaly(frame, "block_not_stopped",
+                         f"block {index} ({short(block.type or 'unknown type')}) never got "
+                         f"content_block_stop; {why}", key=block.key)
+            self._close_block(frame, block)
+        self._open.clear()
+
+    def _close_block(self, frame: Frame, block: _Block) -> None:
+        if block.kind is None:
+            return
+        if block.start_input is not None and not block.appended:
+            text = orjson.dumps(block.start_input).decode()
+            self.emit(ArgumentsSet(frame.index, block.key, text, "serialized"))
+        self.emit(CallClosed(frame.index, block.key))
+
+    def _text(self, frame: Frame, channel: str, text: Any) -> None:
+        if isinstance(text, str) and text:
+            self.emit(TextAppended(frame.index, channel, text))
+
+    def _report_usage(self, frame: Frame, usage: Any) -> None:
+        """Usage is cumulative (later wins), and ``message_delta`` often carries only
+        ``output_tokens``: merge field by field so every report is the whole picture."""
+        if isinstance(usage, dict):
+            self._usage.update(usage)
+            self.emit(UsageReported(frame.index, dict(self._usage)))
+        elif usage is not None:
+            self.anomaly(frame, "bad_usage", f"usage is not an object ({short(usage)})")
+

@@ -1,0 +1,380 @@
+"""Gemini Interactions API streaming (``POST /v1beta/interactions``, ``"stream": true``).
+
+Two wire schemas share this reader (PROTOCOLS.md §4a.1); both discriminate on ``event_type``:
+
+* **steps** (current): ``interaction.created``, ``interaction.status_update``, ``step.start``,
+  ``step.delta``, ``step.stop``, ``interaction.completed``, then ``event: done`` / ``[DONE]``.
+  A function call is ``step.start{step:{type:function_call,id,name,arguments:{}}}`` followed by
+  string fragments in ``step.delta{delta:{type:arguments_delta,arguments:"…"}}``.
+* **legacy content** (until 2026-06-08): ``interaction.start``, ``content.start``,
+  ``content.delta``, ``content.stop``, ``interaction.complete``. The call arrives as ONE
+  ``content.delta{type:function_call,id,name,arguments:{…complete object…}}``.
+
+Calls are keyed by the step (content) ``index``: ``step:<i>`` (legacy ``content:<i>``, the name
+the wire uses). A ``requires_continuation`` status is not terminal: another
+``interaction.created`` hop follows in the same stream and restarts the indexes, so hop ``n``
+(from the second on) prefixes its keys with ``hop<n>/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import orjson
+
+from ..events import (
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallOpened,
+    StopReported,
+    TextAppended,
+    UsageReported,
+)
+from ..sse import Frame
+from .base import Handler, ProtocolReader, short
+
+
+class _Verdict(NamedTuple):
+    cut: bool
+    failed: bool
+    terminal: bool
+
+
+STATUSES: dict[str, _Verdict] = {
+    # interaction.status on interaction.completed (SDK 3.6.1 status enum, PROTOCOLS.md §4a.2)
+    "requires_action": _Verdict(False, False, True),
+    "completed": _Verdict(False, False, True),
+    "incomplete": _Verdict(True, False, True),  # e.g. max tokens (Vertex Status enum)
+    "budget_exceeded": _Verdict(True, False, True),
+    "failed": _Verdict(False, True, True),
+    "cancelled": _Verdict(False, True, True),
+    # The per-request decode limit: the output goes on in the next hop of the same stream.
+    "requires_continuation": _Verdict(False, False, False),
+}
+
+SERVER_CALLS = frozenset({
+    # Step and delta types for tools Google runs itself (SDK _STEP_VARIANTS and
+    # _STEP_DELTA_DATA_VARIANTS); their deltas carry an arguments OBJECT.
+    "google_search_call", "code_execution_call", "url_context_call", "mcp_server_tool_call",
+    "file_search_call", "google_maps_call", "retrieval_call", "tool_search_call",
+})
+
+QUIET_DELTAS = frozenset({
+    # Documented delta types with neither call arguments nor displayable text.
+    "thought_signature", "text_annotation_delta", "image", "audio", "video", "document",
+    "function_result", "google_search_result", "code_execution_result", "url_context_result",
+    "mcp_server_tool_result", "file_search_result", "google_maps_result", "retrieval_result",
+    "tool_search_result",
+})
+
+_DeltaHandler = Callable[[Any, Frame, str, dict[str, Any]], None]
+
+BEFORE_CREATED_OK = frozenset({"interaction.created", "interaction.start", "error"})
+
+
+@dataclass(slots=True)
+class _Step:
+    key: str
+    type: str | None
+    kind: str | None
+    """CallOpened.kind for call steps, None for text, thought and result steps."""
+    start_arguments: Any = None
+    appended: bool = False
+    """String fragments arrived (``arguments_delta``)."""
+    set_: bool = False
+    """A whole arguments object arrived in a delta (legacy ``function_call``, server calls)."""
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _delta_text(delta: dict[str, Any]) -> Any:
+    """``text{text}``; ``thought_summary{content:{type:text,text}}`` (content may be a string)."""
+    if "text" in delta:
+        return delta["text"]
+    content = delta.get("content")
+    return content.get("text") if isinstance(content, dict) else content
+
+
+class GeminiInteractionsReader(ProtocolReader):
+    name: ClassVar[str] = "gemini-interactions"
+    trailers: ClassVar[frozenset[str]] = frozenset({"done"})
+    # step.start announces every function call with ``arguments: {}``: an empty object, so a
+    # call whose text stays empty has no arguments.
+    empty_arguments_mean_empty_object: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._hops = 0
+        self._hop_open = False
+        self._steps: dict[str, _Step] = {}
+        self._done = False
+
+    # -- frame-level checks ---------------------------------------------------------------
+
+    def event_type(self, frame: Frame, payload: Any) -> Any:
+        """The discriminator is ``event_type`` (not ``type``, which lives inside step/delta)."""
+        kind = payload.get("event_type") if isinstance(payload, dict) else None
+        # The event: line equals event_type on the wire; the SDK ignores it, but a gateway
+        # that rewrites one and not the other is worth seeing. A missing line is fine.
+        if frame.event is not None and frame.event != kind:
+            self.anomaly(frame, "event_name_mismatch",
+                         f"event: {short(frame.event)} but data.event_type is {short(kind)}")
+        if self._hops == 0 and isinstance(kind, str) and kind not in BEFORE_CREATED_OK:
+            self.anomaly(frame, "event_before_created",
+                         f"{short(kind)} before interaction.created")
+        return kind
+
+    def on_done(self, frame: Frame) -> None:
+        """``[DONE]`` is the allowed trailer after the terminal ``interaction.completed``."""
+        if frame.event not in (None, "done"):
+            self.anomaly(frame, "event_name_mismatch",
+                         f"[DONE] under event: {short(frame.event)} (expected done)")
+        if self._done:
+            self.anomaly(frame, "repeated_done", "a second [DONE]")
+        elif not self.ended:
+            self.anomaly(frame, "done_before_completed",
+                         "[DONE] before a terminal interaction.completed")
+        self._done = True
+
+    def on_finish(self) -> None:
+        if self.ended and not self._done:
+            # Informational: the turn is complete; recorders that keep only JSON payloads
+            # (every *.reconstructed.sse fixture) drop this frame.
+            self.anomaly(None, "missing_done",
+                         "the stream ended after interaction.completed without [DONE]")
+
+    # -- interaction lifecycle --------------------------------------------------------------
+
+    def _on_created(self, frame: Frame, payload: dict[str, Any]) -> None:
+        if self._hop_open:
+            self.anomaly(frame, "interaction_restarted",
+                         f"{short(payload.get('event_type'))} before the previous interaction "
+                         "completed")
+        self._hops += 1
+        self._hop_open = True
+        interaction = payload.get("interaction")
+        if isinstance(interaction, dict):
+            self._usage(frame, interaction.get("usage"))
+
+    def _on_status_update(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self._usage(frame, payload.get("usage"))
+
+    def _on_completed(self, frame: Frame, payload: dict[str, Any]) -> None:
+        signal = str(payload.get("event_type"))
+        self._close_open(frame, f"{signal} arrived first")
+        self._hop_open = False
+        interaction = payload.get("interaction")
+        interaction = interaction if isinstance(interaction, dict) else {}
+        status = interaction.get("status")
+        verdict = STATUSES.get(status) if isinstance(status, str) else None
+        if not isinstance(status, str):
+            self.anomaly(frame, "missing_status", f"{signal} without interaction.status")
+        else:
+            if verdict is None:
+                self.anomaly(frame, "unknown_status", f"unknown interaction status {short(status)}")
+            verdict = verdict or _Verdict(False, False, True)
+            self.emit(StopReported(frame.index, status, verdict.cut, verdict.failed))
+            if verdict.failed:
+                error = interaction.get("error", payload.get("error"))
+                if error is not None:
+                    self.error_payload(frame, error)
+        self._usage(frame, interaction.get("usage"))
+        if verdict is None or verdict.terminal:
+            self.end_turn(frame, signal)
+
+    def _on_error(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self.error_payload(frame, payload.get("error", payload))
+
+    # -- steps (and legacy content blocks) --------------------------------------------------
+
+    def _on_step_start(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self._start(frame, payload, "step", "step")
+
+    def _on_content_start(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self._start(frame, payload, "content", "content")
+
+    def _start(self, frame: Frame, payload: dict[str, Any], field: str, word: str) -> None:
+        key = self._key(frame, payload, word)
+        if key is None:
+            return
+        step = payload.get(field)
+        if not isinstance(step, dict):
+            self.anomaly(frame, "bad_step", f"{word} start without a {field} object", key=key)
+            step = {}
+        stype = _str_or_none(step.get("type"))
+        if key in self._steps:
+            self.anomaly(frame, "step_restarted", f"{key} started again before it stopped",
+                         key=key)
+        kind = "function" if stype == "function_call" else (
+            "server_tool" if stype in SERVER_CALLS else None)
+        arguments = step.get("arguments")
+        if kind is not None:
+            name = _str_or_none(step.get("name"))
+            if name is None and kind == "server_tool" and stype:
+                # Most server steps carry no name; their type labels them (google_search).
+                name = stype.removesuffix("_call")
+            self.emit(CallOpened(frame.index, key, id=_str_or_none(step.get("id")),
+                                 name=name, kind=kind))
+            if arguments is not None and not isinstance(arguments, dict):
+                self.anomaly(frame, "bad_arguments",
+                             f"start arguments is not an object ({short(arguments)})", key=key)
+        self._steps[key] = _Step(key, stype, kind, arguments)
+
+    def _on_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
+        word = "step" if payload.get("event_type") == "step.delta" else "content"
+        key = self._key(frame, payload, word)
+        if key is None:
+            return
+        delta = payload.get("delta")
+        dtype = delta.get("type") if isinstance(delta, dict) else None
+        if not isinstance(delta, dict) or not isinstance(dtype, str):
+            self.anomaly(frame, "bad_delta", f"delta without a type ({short(delta)})", key=key)
+            return
+        handler = self.delta_handlers.get(dtype)
+        if handler is not None:
+            handler(self, frame, key, delta)
+        elif dtype in SERVER_CALLS:
+            self._object_arguments(frame, key, delta, "server_tool")
+        elif dtype not in QUIET_DELTAS:
+            # The docs: "log and skip any events you don't recognize".
+            self.anomaly(frame, "unknown_delta", f"unknown delta type {short(dtype)}", key=key)
+        metadata = payload.get("metadata")
+        if isinstance(metadata, dict):
+            self._usage(frame, metadata.get("total_usage"))
+
+    def _arguments_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
+        # google-genai 2.0.0 alone called the field partial_arguments.
+        fragment = delta["arguments"] if "arguments" in delta else delta.get("partial_arguments")
+        if isinstance(fragment, dict):
+            self.anomaly(frame, "arguments_not_text",
+                         "arguments_delta carries an object, not a string fragment", key=key)
+            self._object_arguments(frame, key, {"arguments": fragment}, "function")
+            return
+        if not isinstance(fragment, str):
+            self.anomaly(frame, "bad_delta",
+                         f"arguments_delta without a string fragment ({short(fragment)})", key=key)
+            return
+        step = self._step(key, "function")
+        if not step.appended and isinstance(step.start_arguments, dict) and step.start_arguments:
+            # The start object is NOT prefixed to the fragments (that is how "{}{...}" bugs
+            # are made); the fragments are the arguments, and the conflict is shown.
+            self.anomaly(frame, "start_arguments_then_deltas",
+                         f"{key} started with non-empty arguments and also got string deltas",
+                         key=key)
+        step.appended = True
+        self.emit(ArgumentsAppended(frame.index, key, fragment))
+
+    def _function_call_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
+        """Legacy: the whole call in one delta. The name only appears here, so the call is
+        announced again (the accumulator merges re-announcements)."""
+        self.emit(CallOpened(frame.index, key, id=_str_or_none(delta.get("id")),
+                             name=_str_or_none(delta.get("name")), kind="function"))
+        self._object_arguments(frame, key, delta, "function")
+
+    def _text_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
+        self._text(frame, "text", _delta_text(delta))
+
+    def _thought_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
+        self._text(frame, "reasoning", _delta_text(delta))
+
+    def _on_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
+        word = "step" if payload.get("event_type") == "step.stop" else "content"
+        key = self._key(frame, payload, word)
+        if key is None:
+            return
+        step = self._steps.pop(key, None)
+        if step is None:
+            self.anomaly(frame, "stop_without_start", f"stop for {key}, which is not open",
+                         key=key)
+        else:
+            self._finish_step(frame, step)
+        self._usage(frame, payload.get("usage"))
+
+    delta_handlers: ClassVar[dict[str, _DeltaHandler]] = {
+        "arguments_delta": _arguments_delta,
+        "function_call": _function_call_delta,
+        "text": _text_delta,
+        "thought_summary": _thought_delta,
+    }
+
+    handlers: ClassVar[dict[str, Handler]] = {
+        "interaction.created": _on_created,
+        "interaction.start": _on_created,
+        "interaction.status_update": _on_status_update,
+        "step.start": _on_step_start,
+        "step.delta": _on_delta,
+        "step.stop": _on_stop,
+        "content.start": _on_content_start,
+        "content.delta": _on_delta,
+        "content.stop": _on_stop,
+        "interaction.completed": _on_completed,
+        "interaction.complete": _on_completed,
+        "error": _on_error,
+    }
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _key(self, frame: Frame, payload: dict[str, Any], word: str) -> str | None:
+        index = payload.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            self.anomaly(frame, "bad_index",
+                         f"{short(payload.get('event_type'))} without an integer index "
+                         f"({short(index)})")
+            return None
+        prefix = f"hop{self._hops}/" if self._hops > 1 else ""
+        return f"{prefix}{word}:{index}"
+
+    def _step(self, key: str, kind: str) -> _Step:
+        """The open step for a key; a delta for a step never started registers one, so its
+        stop closes what the accumulator holds (which reports the unknown key itself)."""
+        step = self._steps.get(key)
+        if step is None:
+            step = self._steps[key] = _Step(key, None, kind)
+        return step
+
+    def _object_arguments(self, frame: Frame, key: str, delta: dict[str, Any], kind: str) -> None:
+        arguments = delta.get("arguments")
+        if not isinstance(arguments, dict):
+            self.anomaly(frame, "bad_arguments",
+                         f"{short(delta.get('type'))} delta without an arguments object "
+                         f"({short(arguments)})", key=key)
+            return
+        self._step(key, kind).set_ = True
+        self.emit(ArgumentsSet(frame.index, key, orjson.dumps(arguments).decode(), "serialized"))
+
+    def _finish_step(self, frame: Frame, step: _Step) -> None:
+        if step.kind is None:
+            return
+        if not step.appended and not step.set_:
+            if isinstance(step.start_arguments, dict):
+                # No delta at all: the start object is the whole argument set.
+                self.emit(ArgumentsSet(frame.index, step.key,
+                                       orjson.dumps(step.start_arguments).decode(), "serialized"))
+            else:
+                self.anomaly(frame, "no_arguments",
+                             f"{step.key} closed without any arguments on the wire", key=step.key)
+        self.emit(CallClosed(frame.index, step.key))
+
+    def _close_open(self, frame: Frame, why: str) -> None:
+        for step in list(self._steps.values()):
+            self.anomaly(frame, "step_not_stopped",
+                         f"{step.key} ({short(step.type or 'unknown type')}) never stopped; {why}",
+                         key=step.key)
+            self._finish_step(frame, step)
+        self._steps.clear()
+
+    def _text(self, frame: Frame, channel: str, text: Any) -> None:
+        if isinstance(text, str) and text:
+            self.emit(TextAppended(frame.index, channel, text))
+
+    def _usage(self, frame: Frame, usage: Any) -> None:
+        if isinstance(usage, dict):
+            self.emit(UsageReported(frame.index, dict(usage)))
+        elif usage is not None:
+            self.anomaly(frame, "bad_usage", f"usage is not an object ({short(usage)})")
+
