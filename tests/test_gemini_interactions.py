@@ -25,9 +25,10 @@ from callscope.core.providers import reader_for
 from callscope.core.providers.gemini_interactions import STATUSES, GeminiInteractionsReader
 from callscope.core.sse import decode_all
 
-# The shared recordings (fixtures/SOURCES.md); CALLSCOPE_FIXTURES points elsewhere if needed.
-FIXTURES = (pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", "/work/shared/fixtures"))
-            / "gemini-interactions")
+# The recordings vendored from /work/shared/fixtures (byte for byte, provenance in
+# tests/fixtures/SOURCES.md); CALLSCOPE_FIXTURES points at another copy.
+_ROOT = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
+FIXTURES = _ROOT / "gemini-interactions"
 DONE = b"event: done\ndata: [DONE]\n\n"
 
 
