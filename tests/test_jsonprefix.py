@@ -1,0 +1,92 @@
+"""The streaming JSON prefix checker agrees with the strict parser, whatever the fragmenting."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callscope.core.jsonprefix import MAX_DEPTH, Draft, JsonPrefixChecker, draft_status
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**20, 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+
+
+def strict_parses(text: str) -> bool:
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def fed(text: str, cuts: list[int]) -> JsonPrefixChecker:
+    checker = JsonPrefixChecker()
+    previous = 0
+    for cut in sorted(set(c % (len(text) + 1) for c in cuts)) + [len(text)]:
+        checker.feed(text[previous:cut])
+        previous = cut
+    return checker
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, st.sampled_from([None, 0, 2]), st.lists(st.integers(0, 10**6), max_size=8))
+def test_every_prefix_of_valid_json_is_a_valid_prefix(value, indent, cuts):
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    checker = fed(text, cuts)
+    assert checker.status is Draft.COMPLETE
+    for end in range(len(text)):
+        status = draft_status(text[:end])
+        assert status is not Draft.INVALID, (text[:end], status)
+        assert (status is Draft.COMPLETE) == strict_parses(text[:end])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='{}[]:," \\ntrufalsn0123456789.eE+-abc\x01', max_size=30),
+       st.lists(st.integers(0, 100), max_size=5))
+def test_status_matches_the_strict_parser_and_is_chunking_independent(text, cuts):
+    status = draft_status(text)
+    assert fed(text, cuts).status is status
+    assert (status is Draft.COMPLETE) == strict_parses(text)
+    if status is Draft.INVALID:  # invalid is final: nothing appended can repair it
+        for tail in ("}", "]", '"', "0", " ", '"}', "]}"):
+            assert draft_status(text + tail) is Draft.INVALID
+
+
+def test_statuses_along_a_real_argument_stream():
+    seen = [JsonPrefixChecker().status]
+    checker = JsonPrefixChecker()
+    for fragment in ["", " ", '{"key"', ': "Obj', 'ective"', "}", " ", "x"]:
+        seen.append(checker.feed(fragment))
+    assert [s.value for s in seen] == ["empty", "empty", "empty", "incomplete", "incomplete",
+                                       "incomplete", "complete", "complete", "invalid"]
+    assert checker.error is not None and checker.error.offset == len(' {"key": "Objective"} ')
+
+
+def test_errors_name_the_offset():
+    checker = JsonPrefixChecker()
+    checker.feed('{"a": 1,')
+    checker.feed(" }")
+    assert checker.status is Draft.INVALID
+    assert checker.error.offset == 9
+
+
+def test_nesting_limit_is_enforced():
+    assert draft_status("[" * MAX_DEPTH) is Draft.INCOMPLETE
+    assert draft_status("[" * (MAX_DEPTH + 1)) is Draft.INVALID
+
+
+def test_fragment_cost_is_proportional_to_the_fragment():
+    # One long string fed one character at a time: the checker keeps no buffer to rescan.
+    checker = JsonPrefixChecker()
+    checker.feed('{"k": "')
+    for _ in range(100_000):
+        checker.feed("x")
+    assert checker.feed('"}') is Draft.COMPLETE
+    assert not hasattr(checker, "_text") and checker.depth == 0
