@@ -1,0 +1,337 @@
+"""OpenAI Chat Completions reader, for OpenAI and the gateways that copy it (PROTOCOLS.md §2).
+
+Data-only SSE: every frame is a ``chat.completion.chunk`` with ``choices[].delta``; there is no
+event type. Tool calls are keyed by ``(choice.index, tool_calls[].index)``: the first fragment
+of a call brings ``id`` and ``function.name``, the next ones only ``function.arguments`` text.
+``finish_reason`` says why the choice stopped, and ``data: [DONE]`` ends the stream.
+
+Gateways bend this in known ways (§2.4), each handled here and shown as an anomaly where it
+matters: ``index`` missing (fall back to ``id``, then to the choice's last open call), ``id`` and
+``name`` repeated on every fragment (never concatenated), an index reused for a new call, sparse
+indexes, whole calls in one chunk, several fragments of one call in one chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import orjson
+
+from ..events import (
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallOpened,
+    StopReported,
+    TextAppended,
+    UsageReported,
+)
+from ..sse import Frame
+from .base import Handler, ProtocolReader, short
+
+CHUNK = "chunk"
+"""The event type this reader gives every chunk, since the wire has none."""
+
+# finish_reason -> (cut, failed). `length` may leave tool arguments as partial JSON;
+# `content_filter` is a refusal of the turn.
+_FINISH: dict[str, tuple[bool, bool]] = {
+    "stop": (False, False),
+    "tool_calls": (False, False),
+    "function_call": (False, False),
+    "length": (True, False),
+    "content_filter": (False, True),
+    "error": (False, True),  # OpenRouter: a mid-stream error chunk that also carries `error`
+}
+
+# delta fields that carry assistant text, and their channel (reasoning_content: xAI, DeepSeek;
+# reasoning: OpenRouter and others).
+_TEXT_FIELDS: dict[str, str] = {
+    "content": "text",
+    "refusal": "refusal",
+    "reasoning_content": "reasoning",
+    "reasoning": "reasoning",
+}
+
+# Values of `object` that are not anomalies: the chunk type, and Azure's "" on its
+# prompt-filter and async-filter chunks.
+_CHUNK_OBJECTS = frozenset({"chat.completion.chunk", ""})
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass(slots=True)
+class _Call:
+    key: str
+    choice: int
+    id: str | None = None
+    name: str | None = None
+    fragments: int = 0
+    """Non-empty argument fragments so far."""
+    first: str = ""
+    """The first non-empty fragment (to spot ``{}`` followed by more text)."""
+    has_args: bool = False
+    closed: bool = False
+    repeat_reported: bool = False
+    missing_index_reported: bool = False
+
+
+class OpenAIChatReader(ProtocolReader):
+    """``POST /v1/chat/completions`` with ``stream: true``, and compatible gateways."""
+
+    name: ClassVar[str] = "openai-chat"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._slots: dict[tuple[int, int], _Call] = {}  # (choice, index) -> latest call there
+        self._generations: dict[tuple[int, int], int] = {}
+        self._by_id: dict[tuple[int, str], _Call] = {}
+        self._order: dict[int, list[_Call]] = {}  # choice -> its calls, in opening order
+        self._legacy: dict[int, _Call] = {}  # choice -> deprecated `function_call` call
+        self._choices: set[int] = set()
+        self._finished: set[int] = set()
+        self._unindexed = 0
+        self._done_frame: int | None = None
+
+    # -- framing --------------------------------------------------------------------------
+
+    def event_type(self, frame: Frame, payload: Any) -> Any:
+        if not isinstance(payload, dict):
+            return None
+        if "choices" in payload or "usage" in payload \
+                or payload.get("object") == "chat.completion.chunk":
+            return CHUNK
+        if "error" in payload:
+            return "error"
+        return None
+
+    def on_done(self, frame: Frame) -> None:
+        self._done_frame = frame.index
+        if not self._finished:
+            # No proof that any call finished: no TurnEnded, so the gate treats the turn as cut.
+            self.anomaly(frame, "done_without_finish_reason",
+                         "[DONE] arrived but no choice reported a finish_reason")
+            return
+        for choice in sorted(self._choices - self._finished):
+            self.anomaly(frame, "choice_without_finish_reason",
+                         f"choice {choice} has no finish_reason at [DONE]")
+        self.end_turn(frame, "[DONE]")
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def _on_error(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self.error_payload(frame, payload["error"])
+
+    def _on_chunk(self, frame: Frame, payload: dict[str, Any]) -> None:
+        if self._done_frame is not None and not self.ended:
+            self.anomaly(frame, "data_after_done", f"chunk after [DONE] (frame {self._done_frame})")
+        obj = payload.get("object")
+        if obj is not None and obj not in _CHUNK_OBJECTS:
+            self.anomaly(frame, "unexpected_object", f"object {short(obj)} in a chunk stream")
+        if payload.get("error") is not None:  # an error riding on a chunk (OpenRouter)
+            self.error_payload(frame, payload["error"])
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            self.emit(UsageReported(frame.index, usage))
+        choices = payload.get("choices")
+        if choices is None:
+            return
+        if not isinstance(choices, list):
+            self.anomaly(frame, "bad_choices", f"choices is not a list: {short(choices)}")
+            return
+        for choice in choices:
+            if isinstance(choice, dict):
+                self._choice(frame, choice)
+            else:
+                self.anomaly(frame, "bad_choice", f"choice is not an object: {short(choice)}")
+
+    def _choice(self, frame: Frame, choice: dict[str, Any]) -> None:
+        c = _int(choice.get("index"))
+        if c is None:
+            self.anomaly(frame, "missing_choice_index",
+                         f"choice index {short(choice.get('index'))}, taken as 0")
+            c = 0
+        self._choices.add(c)
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            self._delta(frame, c, delta)
+        elif delta is not None:
+            self.anomaly(frame, "bad_delta", f"delta is not an object: {short(delta)}")
+        reason = choice.get("finish_reason")
+        if reason is not None and reason != "":  # some gateways send "" for "not yet"
+            self._finish(frame, c, reason)
+
+    def _delta(self, frame: Frame, c: int, delta: dict[str, Any]) -> None:
+        if c in self._finished:
+            carries = [k for k in (*_TEXT_FIELDS, "tool_calls", "function_call") if delta.get(k)]
+            if carries:
+                self.anomaly(frame, "delta_after_finish",
+                             f"choice {c} sent {', '.join(carries)} after its finish_reason")
+        for field, channel in _TEXT_FIELDS.items():
+            text = delta.get(field)
+            if isinstance(text, str):
+                if text:
+                    self.emit(TextAppended(frame.index, channel, text))
+            elif text is not None:
+                self.anomaly(frame, "bad_text", f"delta.{field} is not a string: {short(text)}")
+        tool_calls = delta.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for fragment in tool_calls:  # several fragments of one index: in order, as sent
+                self._tool_fragment(frame, c, fragment)
+        elif tool_calls is not None:
+            self.anomaly(frame, "bad_tool_calls", f"tool_calls is not a list: {short(tool_calls)}")
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict):
+            self._legacy_fragment(frame, c, legacy)
+        elif legacy is not None:
+            self.anomaly(frame, "bad_tool_calls", f"function_call is not an object: {short(legacy)}")
+
+    def _finish(self, frame: Frame, c: int, reason: Any) -> None:
+        if not isinstance(reason, str):
+            self.anomaly(frame, "bad_finish_reason", f"finish_reason {short(reason)}")
+            reason = short(reason)
+        verdict = _FINISH.get(reason)
+        if verdict is None:
+            self.anomaly(frame, "unknown_finish_reason", f"finish_reason {short(reason)}")
+            verdict = (False, False)
+        if c in self._finished:
+            self.anomaly(frame, "repeated_finish_reason", f"choice {c} finished again ({reason})")
+        self._finished.add(c)
+        self.emit(StopReported(frame.index, reason, cut=verdict[0], failed=verdict[1]))
+        # The finish_reason is the provider's word that this choice's calls are complete.
+        for call in self._order.get(c, []):
+            if not call.closed:
+                call.closed = True
+                self.emit(CallClosed(frame.index, call.key))
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    def _tool_fragment(self, frame: Frame, c: int, fragment: Any) -> None:
+        if not isinstance(fragment, dict):
+            self.anomaly(frame, "bad_tool_call", f"tool_calls entry is not an object: "
+                                                 f"{short(fragment)}")
+            return
+        function = fragment.get("function")
+        if function is None:
+            function = {}
+        elif not isinstance(function, dict):
+            self.anomaly(frame, "bad_tool_call", f"function is not an object: {short(function)}")
+            function = {}
+        call_id, index = _str(fragment.get("id")), fragment.get("index")
+        call, new = self._locate(frame, c, index, call_id)
+        # Without an index the id is the routing key: repeating it is then no quirk.
+        self._apply(frame, call, new, call_id, function, id_is_key=_int(index) is None)
+
+    def _legacy_fragment(self, frame: Frame, c: int, function: dict[str, Any]) -> None:
+        """The deprecated ``delta.function_call`` (functions API): one call per choice."""
+        call = self._legacy.get(c)
+        new = call is None
+        if call is None:
+            call = self._legacy[c] = self._new(c, f"choice{c}/function_call")
+        self._apply(frame, call, new, None, function)
+
+    def _new(self, c: int, key: str, call_id: str | None = None) -> _Call:
+        call = _Call(key, c)
+        self._order.setdefault(c, []).append(call)
+        if call_id is not None:
+            self._by_id[(c, call_id)] = call
+        return call
+
+    def _locate(self, frame: Frame, c: int, index: Any, call_id: str | None) -> tuple[_Call, bool]:
+        """The call a fragment belongs to, and whether it is new."""
+        i = _int(index)
+        if i is not None:
+            slot = (c, i)
+            call = self._slots.get(slot)
+            if call is not None and call_id is not None and call.id is not None \
+                    and call_id != call.id and call.has_args:
+                # Ollama-style: every call says index 0. A new id after the old call had its
+                # arguments is a new call, not a rename of the finished one.
+                generation = self._generations[slot] = self._generations.get(slot, 1) + 1
+                key = f"choice{c}/call{i}#{generation}"
+                self.anomaly(frame, "index_reused",
+                             f"index {i} reused by id {short(call_id)} after {call.key}"
+                             f" (id {short(call.id)}) had arguments", key=key)
+                call = None
+            else:
+                key = f"choice{c}/call{i}"
+            if call is not None:
+                return call, False
+            call = self._slots[slot] = self._new(c, key, call_id)
+            return call, True
+        if index is not None:
+            self.anomaly(frame, "bad_index", f"tool_calls index {short(index)} is not an integer")
+        new = False
+        if call_id is not None:
+            call = self._by_id.get((c, call_id))
+            if call is None:
+                call, new = self._new(c, f"choice{c}/id:{call_id}", call_id), True
+        else:
+            open_calls = [k for k in self._order.get(c, []) if not k.closed]
+            if open_calls:
+                call = open_calls[-1]
+            else:
+                self._unindexed += 1
+                call, new = self._new(c, f"choice{c}/noindex{self._unindexed}"), True
+        if not call.missing_index_reported:
+            call.missing_index_reported = True
+            how = "by id" if call_id is not None else "to the last open call"
+            self.anomaly(frame, "missing_index",
+                         f"tool_calls fragment without index, attributed {how} (once per call)",
+                         key=call.key)
+        return call, new
+
+    def _apply(self, frame: Frame, call: _Call, new: bool, call_id: str | None,
+               function: dict[str, Any], id_is_key: bool = False) -> None:
+        name = _str(function.get("name"))
+        if new:
+            call.id, call.name = call_id, name
+            self.emit(CallOpened(frame.index, call.key, id=call_id, name=name))
+        elif call_id is not None or name is not None:
+            changed = (call_id is not None and call_id != call.id) or \
+                      (name is not None and name != call.name)
+            if changed:
+                # Set-once values that change: re-announce; the accumulator reports the change.
+                self.emit(CallOpened(frame.index, call.key, id=call_id, name=name))
+                call.id, call.name = call_id or call.id, name or call.name
+                if call_id is not None:
+                    self._by_id[(call.choice, call_id)] = call
+            elif not call.repeat_reported and (name is not None or not id_is_key):
+                # Same id/name again (Fireworks, DeepSeek, Qwen, NIM…): never concatenated.
+                call.repeat_reported = True
+                self.anomaly(frame, "repeated_identity",
+                             f"{call.key} repeats its id/name on later fragments (once per call)",
+                             key=call.key)
+        self._arguments(frame, call, function.get("arguments"))
+
+    def _arguments(self, frame: Frame, call: _Call, text: Any) -> None:
+        if isinstance(text, str):
+            if not text:
+                return  # OpenAI's announcing fragment and some gateways send "": nothing to add
+            if call.fragments == 1 and call.first == "{}":
+                self.anomaly(frame, "empty_object_then_more",
+                             f"{call.key} sent {{}} and then more argument text", key=call.key)
+            call.fragments += 1
+            if call.fragments == 1:
+                call.first = text
+            call.has_args = True
+            self.emit(ArgumentsAppended(frame.index, call.key, text))
+        elif text is not None:
+            # Some gateways send the arguments as a JSON object rather than text.
+            self.anomaly(frame, "arguments_not_text",
+                         f"{call.key} arguments sent as {type(text).__name__}, serialized",
+                         key=call.key)
+            call.has_args = True
+            self.emit(ArgumentsSet(frame.index, call.key, orjson.dumps(text).decode(),
+                                   origin="serialized"))
+
+    handlers: ClassVar[dict[str, Handler]] = {
+        CHUNK: _on_chunk,
+        "error": _on_error,
+    }

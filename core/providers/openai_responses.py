@@ -1,0 +1,370 @@
+"""OpenAI Responses API reader (PROTOCOLS.md §1, §5.1).
+
+Every event is ``event: <type>`` + ``data: <json>`` carrying the same ``type`` and an integer
+``sequence_number`` that starts at 0 and grows by one. A function call is an output item:
+``response.output_item.added`` announces it (``item.id`` = ``fc_…``, ``call_id``, ``name``),
+``response.function_call_arguments.delta`` carries its text keyed by ``item_id``,
+``function_call_arguments.done`` and ``output_item.done`` both repeat the final text, and
+``response.completed`` / ``.incomplete`` / ``.failed`` end the turn. There is no ``[DONE]``.
+
+Calls are keyed ``item:<item_id>`` (``output:<output_index>`` when the item has no id), as the
+protocol keys its deltas; ``call_id`` is kept on :class:`CallOpened` because it is the value a
+client echoes back in ``function_call_output``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..events import (
+    ArgumentsAppended,
+    CallClosed,
+    CallOpened,
+    ProviderError,
+    StopReported,
+    TextAppended,
+    UsageReported,
+)
+from ..sse import Frame
+from .base import Handler, ProtocolReader, short
+
+# response.incomplete reasons -> "failed" (every incomplete response is cut). The SDK enum says
+# max_output_tokens; the openapi example says max_tokens: accept both (PROTOCOLS.md §1.4).
+_INCOMPLETE_FAILED: dict[str, bool] = {
+    "max_output_tokens": False,
+    "max_tokens": False,
+    "max_messages": False,
+    "steered": False,
+    "content_filter": True,
+}
+
+# Which delta events carry assistant text, and on which channel.
+_TEXT_EVENTS: dict[str, str] = {
+    "response.output_text.delta": "text",
+    "response.refusal.delta": "refusal",
+    "response.reasoning_summary_text.delta": "reasoning",
+    "response.reasoning_text.delta": "reasoning",
+}
+
+# Output items that are not client calls: text, reasoning, and tools the server runs itself.
+# Any other item type (custom_tool_call, computer_call, …) is reported, not silently skipped.
+_NOT_CALLS = frozenset({
+    "message", "reasoning", "web_search_call", "file_search_call", "code_interpreter_call",
+    "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
+    "tool_search_call", "compaction",
+})
+
+# Events that carry nothing a call or the turn's verdict needs (their facts come again in the
+# item/response objects we do read). Listed so that they are not reported as unknown.
+_QUIET = frozenset({
+    "response.created", "response.in_progress", "response.queued",
+    "response.content_part.added", "response.content_part.done",
+    "response.output_text.done", "response.output_text.annotation.added",
+    "response.refusal.done", "response.reasoning_text.done",
+    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.done",
+    "response.web_search_call.in_progress", "response.web_search_call.searching",
+    "response.web_search_call.completed",
+    "response.file_search_call.in_progress", "response.file_search_call.searching",
+    "response.file_search_call.completed",
+    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
+    "response.code_interpreter_call.completed", "response.code_interpreter_call_code.delta",
+    "response.code_interpreter_call_code.done",
+    "response.image_generation_call.in_progress", "response.image_generation_call.generating",
+    "response.image_generation_call.partial_image", "response.image_generation_call.completed",
+    "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed",
+    "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed",
+    "response.mcp_list_tools.failed",
+})
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _key(item_id: str | None, output_index: int | None) -> str:
+    if item_id is not None:
+        return f"item:{item_id}"
+    return f"output:{'?' if output_index is None else output_index}"
+
+
+@dataclass(slots=True)
+class _Call:
+    key: str
+    output_index: int | None
+    item_id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    closed: bool = False
+    final: str | None = None
+    """The first final copy of the arguments the provider sent (done event or item)."""
+    id_change_reported: bool = False
+
+
+class OpenAIResponsesReader(ProtocolReader):
+    """``POST /v1/responses`` with ``stream: true``."""
+
+    name: ClassVar[str] = "openai-responses"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls: dict[str, _Call] = {}
+        self._call_at: dict[int, _Call] = {}  # output_index -> latest function call there
+        self._index_owner: dict[int, str] = {}  # output_index -> key of any item added there
+        self._added: set[str] = set()
+        self._seq: int | None = None
+        self._seq_missing_reported = False
+        self._response_id: str | None = None
+        self._response_id_reported = False
+
+    # -- envelope checks ------------------------------------------------------------------
+
+    def event_type(self, frame: Frame, payload: Any) -> Any:
+        # Every JSON payload passes through here exactly once, before dispatch: the place for
+        # checks that concern the envelope of all events rather than one event type.
+        if not isinstance(payload, dict):
+            return None
+        kind = payload.get("type")
+        if frame.event is not None and frame.event != kind:
+            self.anomaly(frame, "event_name_mismatch",
+                         f"event: {short(frame.event)} but data.type {short(kind)}")
+        self._check_sequence(frame, payload)
+        self._check_response_id(frame, payload.get("response"))
+        return kind
+
+    def _check_sequence(self, frame: Frame, payload: dict[str, Any]) -> None:
+        seq = _int(payload.get("sequence_number"))
+        if seq is None:
+            if not self._seq_missing_reported:
+                self._seq_missing_reported = True
+                self.anomaly(frame, "missing_sequence_number",
+                             "event without an integer sequence_number (reported once)")
+            return
+        expected = 0 if self._seq is None else self._seq + 1
+        if seq != expected:
+            self.anomaly(frame, "sequence_gap", f"sequence_number {seq}, expected {expected}")
+        self._seq = seq  # resynchronise, so one gap is one anomaly
+
+    def _check_response_id(self, frame: Frame, response: Any) -> None:
+        rid = _str(response.get("id")) if isinstance(response, dict) else None
+        if rid is None:
+            return
+        if self._response_id is None:
+            self._response_id = rid
+        elif rid != self._response_id and not self._response_id_reported:
+            self._response_id_reported = True
+            self.anomaly(frame, "response_id_changed",
+                         f"response id {short(rid)}, first {short(self._response_id)}"
+                         " (reported once)")
+
+    # -- call bookkeeping -----------------------------------------------------------------
+
+    def _find(self, item_id: str | None, output_index: int | None) -> _Call | None:
+        call = self._calls.get(_key(item_id, output_index))
+        if call is None and output_index is not None:
+            call = self._call_at.get(output_index)
+        return call
+
+    def _resolve(self, frame: Frame, item_id: str | None, output_index: int | None) -> str:
+        """The key of the call an event refers to. Ids that rotate between events (GitHub
+        Copilot's proxy) fall back to the call at the same output_index, reported once."""
+        call = self._find(item_id, output_index)
+        if call is None:
+            return _key(item_id, output_index)  # the accumulator reports the unknown call
+        if item_id is not None and call.item_id is not None and item_id != call.item_id \
+                and not call.id_change_reported:
+            call.id_change_reported = True
+            self.anomaly(frame, "item_id_changed",
+                         f"item id {short(item_id)} at output_index {output_index} is taken as"
+                         f" {call.key} (reported once per call)", key=call.key)
+        return call.key
+
+    def _open(self, frame: Frame, key: str, item: dict[str, Any], idx: int | None) -> _Call:
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = _Call(key, idx)
+        call.item_id = _str(item.get("id"))
+        call.call_id = _str(item.get("call_id"))
+        call.name = _str(item.get("name"))
+        if idx is not None:
+            self._call_at[idx] = call
+        self.emit(CallOpened(frame.index, key, id=call.item_id, call_id=call.call_id,
+                             name=call.name))
+        text = item.get("arguments")
+        if isinstance(text, str) and text:
+            # Real captures announce with "", but a proxy may put text here: it is the call's
+            # first fragment, so it goes into the buffer like any delta.
+            self.emit(ArgumentsAppended(frame.index, key, text))
+        return call
+
+    def _close(self, frame: Frame, key: str, text: Any) -> None:
+        if text is not None and not isinstance(text, str):
+            self.anomaly(frame, "bad_arguments", f"final arguments are not a string: {short(text)}",
+                         key=key)
+            text = None
+        call = self._calls[key]
+        if not call.closed:
+            call.closed, call.final = True, text
+            self.emit(CallClosed(frame.index, key, text))
+        elif text is not None and call.final is not None and text != call.final:
+            # The two provider copies (arguments.done and output_item.done) disagree with each
+            # other; comparing them with our own buffer is the accumulator's job.
+            self.anomaly(frame, "final_arguments_differ",
+                         f"second final copy {short(text)} differs from the first", key=key)
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def _on_item_added(self, frame: Frame, payload: dict[str, Any]) -> None:
+        item, idx = payload.get("item"), _int(payload.get("output_index"))
+        if not isinstance(item, dict):
+            self.anomaly(frame, "bad_item", f"output_item.added without an item object: "
+                                             f"{short(item)}")
+            return
+        key, kind = _key(_str(item.get("id")), idx), item.get("type")
+        if key in self._added:
+            self.anomaly(frame, "duplicate_item", f"output_item.added again for {key}", key=key)
+        self._added.add(key)
+        if idx is not None:
+            owner = self._index_owner.get(idx)
+            if owner is not None and owner != key:
+                self.anomaly(frame, "output_index_reused",
+                             f"output_index {idx} held {short(owner)}, now {short(key)}", key=key)
+            self._index_owner[idx] = key
+        if kind == "function_call":
+            self._open(frame, key, item, idx)
+        elif kind not in _NOT_CALLS:
+            self.anomaly(frame, "unhandled_item",
+                         f"output item type {short(kind)} is not read as a call", key=key)
+
+    def _on_arguments_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
+        key = self._resolve(frame, _str(payload.get("item_id")), _int(payload.get("output_index")))
+        delta = payload.get("delta")
+        if isinstance(delta, str):
+            self.emit(ArgumentsAppended(frame.index, key, delta))
+        else:
+            self.anomaly(frame, "bad_delta", f"arguments delta is not a string: {short(delta)}",
+                         key=key)
+
+    def _on_arguments_done(self, frame: Frame, payload: dict[str, Any]) -> None:
+        item_id, idx = _str(payload.get("item_id")), _int(payload.get("output_index"))
+        key = self._resolve(frame, item_id, idx)
+        # The spec requires `name` here, no real capture has it: optional either way.
+        name = _str(payload.get("name"))
+        call = self._calls.get(key)
+        if call is None:
+            self.anomaly(frame, "call_not_announced",
+                         f"arguments.done for {key}, never announced", key=key)
+            call = self._open(frame, key, {"id": item_id, "name": name}, idx)
+        elif name is not None and name != call.name:
+            # Re-announce: the accumulator merges and reports the differing name.
+            self.emit(CallOpened(frame.index, key, name=name))
+        self._close(frame, key, payload.get("arguments"))
+
+    def _on_item_done(self, frame: Frame, payload: dict[str, Any]) -> None:
+        item, idx = payload.get("item"), _int(payload.get("output_index"))
+        if not isinstance(item, dict) or item.get("type") != "function_call":
+            return  # other items: their text came in deltas; the final response has the rest
+        key = self._resolve(frame, _str(item.get("id")), idx)
+        call = self._calls.get(key)
+        if call is None:
+            self.anomaly(frame, "call_not_announced",
+                         f"output_item.done for {key}, never announced", key=key)
+            self._open(frame, key, {k: v for k, v in item.items() if k != "arguments"}, idx)
+        else:
+            call_id, name = _str(item.get("call_id")), _str(item.get("name"))
+            if (call_id is not None and call_id != call.call_id) or \
+                    (name is not None and name != call.name):
+                self.emit(CallOpened(frame.index, key, call_id=call_id, name=name))
+        if item.get("status") == "incomplete":
+            self.anomaly(frame, "call_incomplete", f"{key} ended with status incomplete", key=key)
+        self._close(frame, key, item.get("arguments"))
+
+    def _on_text(self, frame: Frame, payload: dict[str, Any]) -> None:
+        delta = payload.get("delta")
+        if isinstance(delta, str):
+            if delta:
+                self.emit(TextAppended(frame.index, _TEXT_EVENTS[payload["type"]], delta))
+        else:
+            self.anomaly(frame, "bad_delta", f"text delta is not a string: {short(delta)}")
+
+    def _on_error(self, frame: Frame, payload: dict[str, Any]) -> None:
+        # The wire nests {error:{type,code,message,param}}; the spec and SDK show them flat.
+        nested = payload.get("error")
+        if nested is not None:
+            self.error_payload(frame, nested)
+        else:
+            self.error_payload(frame, {k: payload.get(k) for k in ("code", "message", "param")})
+
+    def _final_response(self, frame: Frame, payload: dict[str, Any], status: str) -> dict[str, Any]:
+        """Checks and usage common to the three terminal events; returns the response object."""
+        response = payload.get("response")
+        if not isinstance(response, dict):
+            self.anomaly(frame, "bad_response", f"{status} event without a response object")
+            return {}
+        if response.get("status") != status:
+            self.anomaly(frame, "status_mismatch",
+                         f"response.status {short(response.get('status'))}, expected {status}")
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            self.emit(UsageReported(frame.index, usage))
+        output = response.get("output")
+        for idx, item in enumerate(output if isinstance(output, list) else []):
+            if isinstance(item, dict) and item.get("type") == "function_call" \
+                    and self._find(_str(item.get("id")), idx) is None:
+                self.anomaly(frame, "call_only_in_final_response",
+                             f"function_call {short(item.get('name'))} at output {idx} was never"
+                             " streamed")
+        return response
+
+    def _on_completed(self, frame: Frame, payload: dict[str, Any]) -> None:
+        self._final_response(frame, payload, "completed")
+        for call in self._calls.values():
+            if not call.closed:
+                self.anomaly(frame, "call_not_done",
+                             f"{call.key} got no done event before response.completed",
+                             key=call.key)
+        self.emit(StopReported(frame.index, "completed", cut=False))
+        self.end_turn(frame, "response.completed")
+
+    def _on_incomplete(self, frame: Frame, payload: dict[str, Any]) -> None:
+        response = self._final_response(frame, payload, "incomplete")
+        details = response.get("incomplete_details")
+        reason = _str(details.get("reason")) if isinstance(details, dict) else None
+        failed = _INCOMPLETE_FAILED.get(reason or "")
+        if failed is None:
+            self.anomaly(frame, "unknown_incomplete_reason",
+                         f"incomplete_details.reason {short(reason)}")
+        self.emit(StopReported(frame.index, reason or "incomplete", cut=True, failed=bool(failed)))
+        self.end_turn(frame, "response.incomplete")
+
+    def _on_failed(self, frame: Frame, payload: dict[str, Any]) -> None:
+        response = self._final_response(frame, payload, "failed")
+        error = response.get("error")
+        if error is not None:
+            self.error_payload(frame, error)
+        else:
+            self.emit(ProviderError(frame.index, "response.failed without an error object"))
+        self.emit(StopReported(frame.index, "failed", cut=False, failed=True))
+        self.end_turn(frame, "response.failed")
+
+    def _ignore(self, frame: Frame, payload: dict[str, Any]) -> None:
+        pass
+
+    handlers: ClassVar[dict[str, Handler]] = {
+        **dict.fromkeys(_QUIET, _ignore),
+        **dict.fromkeys(_TEXT_EVENTS, _on_text),
+        "response.output_item.added": _on_item_added,
+        "response.output_item.done": _on_item_done,
+        "response.function_call_arguments.delta": _on_arguments_delta,
+        "response.function_call_arguments.done": _on_arguments_done,
+        "response.completed": _on_completed,
+        "response.incomplete": _on_incomplete,
+        "response.failed": _on_failed,
+        "error": _on_error,
+    }
