@@ -29,9 +29,9 @@ from callscope.core.providers.gemini_generate import (
 )
 from callscope.core.sse import decode_all
 
-FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", "/work/shared/fixtures"),
+FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"),
                         "gemini-generatecontent")
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"no fixtures at {FIXTURES}")
+needs_fixtures = pytest.mark.usefixtures()  # vendored in tests/fixtures: never skipped
 
 
 def run(data: bytes) -> list[CallEvent]:

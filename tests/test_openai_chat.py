@@ -25,7 +25,7 @@ from callscope.core.providers import reader_for
 from callscope.core.providers.openai_chat import OpenAIChatReader
 from callscope.core.sse import SSEDecoder, decode_all
 
-FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", "/work/shared/fixtures"))
+FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
 DIR = FIXTURES / "openai-chat"
 DONE = b"data: [DONE]\n\n"
 
@@ -82,7 +82,7 @@ def identities(events: list[CallEvent]) -> list[tuple[str, str | None, str | Non
 
 # -- recorded streams ------------------------------------------------------------------------
 
-needs_fixtures = pytest.mark.skipif(not DIR.is_dir(), reason=f"no fixtures at {DIR}")
+needs_fixtures = pytest.mark.usefixtures()  # vendored in tests/fixtures: never skipped
 
 # file -> (calls [(key, id, name, arguments)], text, (finish_reason, cut, failed),
 #          completion tokens, terminal signal or None)

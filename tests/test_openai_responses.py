@@ -24,7 +24,7 @@ from callscope.core.providers import reader_for
 from callscope.core.providers.openai_responses import OpenAIResponsesReader
 from callscope.core.sse import SSEDecoder, decode_all
 
-FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", "/work/shared/fixtures"))
+FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
 DIR = FIXTURES / "openai-responses"
 
 
@@ -102,7 +102,7 @@ CREATED = {"type": "response.created", "response": {"id": "resp_1", "status": "i
 
 # -- recorded streams ------------------------------------------------------------------------
 
-needs_fixtures = pytest.mark.skipif(not DIR.is_dir(), reason=f"no fixtures at {DIR}")
+needs_fixtures = pytest.mark.usefixtures()  # vendored in tests/fixtures: never skipped
 
 FC_GPT5 = "item:fc_68d9303fe7fc819ea999bda43617404203aa6e5a972b3b23"
 FC_CODEX = "item:fc_01830d662ab3856501693c32151234819091cfca267e98cc5f"
