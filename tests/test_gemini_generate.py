@@ -31,7 +31,6 @@ from callscope.core.sse import decode_all
 
 FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"),
                         "gemini-generatecontent")
-needs_fixtures = pytest.mark.usefixtures()  # vendored in tests/fixtures: never skipped
 
 
 def run(data: bytes) -> list[CallEvent]:
@@ -103,7 +102,6 @@ def codes(events: list[CallEvent]) -> list[str]:
 # -- recorded streams ------------------------------------------------------------------------
 
 
-@needs_fixtures
 def test_gemini_api_complete_call_in_one_chunk() -> None:
     events = fixture("gemini_api_complete_functionCall_one_chunk.reconstructed.sse")
     assert calls(events) == {"call:0": {"name": "weather", "id": None, "origin": "serialized",
@@ -116,7 +114,6 @@ def test_gemini_api_complete_call_in_one_chunk() -> None:
     assert of(events, TextAppended) == []  # the finish chunk's text part is ""
 
 
-@needs_fixtures
 def test_vertex_streamed_arguments_two_sequential_calls() -> None:
     events = fixture("vertex_streamFunctionCallArguments_partialArgs.reconstructed.sse")
     assert calls(events) == {
@@ -138,7 +135,6 @@ def test_vertex_streamed_arguments_two_sequential_calls() -> None:
     assert codes(events) == []
 
 
-@needs_fixtures
 def test_vertex_missing_terminator_closes_at_finish_reason() -> None:
     events = fixture("vertex_partialArgs_missing_terminal_functionCall.reconstructed.sse")
     assert calls(events) == {"call:0": {
@@ -152,7 +148,6 @@ def test_vertex_missing_terminator_closes_at_finish_reason() -> None:
     assert of(events, TurnEnded) == [TurnEnded(15, "finishReason STOP")]
 
 
-@needs_fixtures
 def test_vertex_no_args_call_and_parallel_streamed_calls() -> None:
     events = fixture("vertex_partialArgs_parallel_calls_and_no_args_call.reconstructed.sse")
     assert {k: (c["name"], c["text"], c["origin"], c["closed"])

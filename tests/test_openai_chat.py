@@ -82,7 +82,6 @@ def identities(events: list[CallEvent]) -> list[tuple[str, str | None, str | Non
 
 # -- recorded streams ------------------------------------------------------------------------
 
-needs_fixtures = pytest.mark.usefixtures()  # vendored in tests/fixtures: never skipped
 
 # file -> (calls [(key, id, name, arguments)], text, (finish_reason, cut, failed),
 #          completion tokens, terminal signal or None)
@@ -125,12 +124,10 @@ RECORDED: dict[str, Any] = {
 }
 
 
-@needs_fixtures
 def test_every_recording_is_covered() -> None:
     assert sorted(p.name for p in DIR.glob("*.sse")) == sorted(RECORDED)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_recorded_stream(name: str) -> None:
     calls, text, stop, tokens, signal = RECORDED[name]
@@ -151,7 +148,6 @@ def test_recorded_stream(name: str) -> None:
     assert codes(events) == ([] if signal else ["missing_terminal"])
 
 
-@needs_fixtures
 def test_recorded_channels() -> None:
     refusal = read_stream((DIR / "refusal_stream.sse").read_bytes())
     assert {e.channel for e in of(refusal, TextAppended)} == {"refusal"}
@@ -162,7 +158,6 @@ def test_recorded_channels() -> None:
     assert len(of(grok, ArgumentsAppended)) == 1
 
 
-@needs_fixtures
 def test_recorded_stream_does_not_depend_on_chunking() -> None:
     data = (DIR / "parallel_tool_calls_two_functions.sse").read_bytes()
     decoder, reader = SSEDecoder(), OpenAIChatReader()
@@ -174,7 +169,6 @@ def test_recorded_stream_does_not_depend_on_chunking() -> None:
     assert events + reader.finish() == read_stream(data)
 
 
-@needs_fixtures
 def test_cut_recording_has_no_terminal_and_open_calls() -> None:
     data = (DIR / "parallel_tool_calls_two_functions.sse").read_bytes()
     events = read_stream(data[: data.index(b'"finish_reason":"tool_calls"')])

@@ -102,7 +102,6 @@ CREATED = {"type": "response.created", "response": {"id": "resp_1", "status": "i
 
 # -- recorded streams ------------------------------------------------------------------------
 
-needs_fixtures = pytest.mark.usefixtures()  # vendored in tests/fixtures: never skipped
 
 FC_GPT5 = "item:fc_68d9303fe7fc819ea999bda43617404203aa6e5a972b3b23"
 FC_CODEX = "item:fc_01830d662ab3856501693c32151234819091cfca267e98cc5f"
@@ -127,12 +126,10 @@ RECORDED = {
 }
 
 
-@needs_fixtures
 def test_every_recording_is_covered() -> None:
     assert sorted(p.name for p in DIR.glob("*.sse")) == sorted(RECORDED)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_recorded_stream(name: str) -> None:
     calls, reason, failed, total, signal = RECORDED[name]
@@ -153,7 +150,6 @@ def test_recorded_stream(name: str) -> None:
     assert codes(events) == []  # real streams: obfuscation, key order, no name on done are fine
 
 
-@needs_fixtures
 def test_recorded_text_channels() -> None:
     events = read_stream((DIR / "followup_text_after_function_output_gpt-5.sse").read_bytes())
     assert {e.channel for e in of(events, TextAppended)} == {"text"}
@@ -164,7 +160,6 @@ def test_recorded_text_channels() -> None:
     assert reasoning.startswith("**Calculating step-by-step using calculator**\n\nI'll compute 12")
 
 
-@needs_fixtures
 def test_recorded_error_then_failed() -> None:
     events = read_stream((DIR / "error_event_then_response_failed_insufficient_quota.sse")
                          .read_bytes())
@@ -175,7 +170,6 @@ def test_recorded_error_then_failed() -> None:
     assert errors[0].message.startswith("You exceeded your current quota")
 
 
-@needs_fixtures
 def test_recorded_stream_does_not_depend_on_chunking() -> None:
     data = (DIR / "single_function_call_gpt-5_with_reasoning.sse").read_bytes()
     decoder, reader = SSEDecoder(), OpenAIResponsesReader()
@@ -187,7 +181,6 @@ def test_recorded_stream_does_not_depend_on_chunking() -> None:
     assert events + reader.finish() == read_stream(data)
 
 
-@needs_fixtures
 def test_cut_recording_has_no_terminal() -> None:
     data = (DIR / "single_function_call_gpt-5_with_reasoning.sse").read_bytes()
     events = read_stream(data[: data.index(b"event: response.function_call_arguments.done")])
