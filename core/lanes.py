@@ -1,0 +1,183 @@
+"""Per-call lanes of a timeline: one call's history, indexed so its state at any step is a bisection.
+
+Argument text is append-only within an *epoch*; an epoch starts when a protocol that sends whole
+objects replaces the text (``ArgumentsSet``). Each fragment records its step, its end offset in
+its epoch's text, the byte count and the draft status so far; the text at step k is the epoch's
+final text cut at the last fragment added by then.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar, overload
+
+from .engine import WaitStep
+from .events import Anomaly, CallOpened
+from .harness import Decision
+from .jsonprefix import Draft
+
+_T = TypeVar("_T")
+
+
+class Prefix(Sequence[_T], Generic[_T]):
+    """The first ``n`` items of a list, without copying it (views stay O(1) to build)."""
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, items: Sequence[_T], n: int) -> None:
+        self._items, self._n = items, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[_T]: ...
+
+    def __getitem__(self, i: int | slice) -> _T | Sequence[_T]:
+        if isinstance(i, slice):
+            return [self._items[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._items[i]
+
+
+def last_le(steps: Sequence[int], k: int) -> int:
+    """Index of the last entry <= k, or -1."""
+    return bisect_right(steps, k) - 1
+
+
+# -- per-call index ----------------------------------------------------------------------------
+
+@dataclass
+class CallIndex:
+    key: str
+    order: int
+    created: int
+    created_frame: int | None = None
+    ident_steps: list[int] = field(default_factory=list)
+    idents: list[tuple[str | None, str | None, str | None, str]] = field(default_factory=list)
+    frag_steps: list[int] = field(default_factory=list)
+    frag_epoch: list[int] = field(default_factory=list)
+    frag_end: list[int] = field(default_factory=list)
+    frag_bytes: list[int] = field(default_factory=list)
+    frag_draft: list[Draft] = field(default_factory=list)
+    frag_frame: list[int | None] = field(default_factory=list)
+    frag_reset: list[bool] = field(default_factory=list)
+    frag_origin: list[str] = field(default_factory=list)
+    epochs: list[str] = field(default_factory=list)
+    """The text at the end of each epoch (an epoch starts when a whole-object text replaces all)."""
+    closed_step: int | None = None
+    closed_frame: int | None = None
+    anomaly_steps: list[int] = field(default_factory=list)
+    anomalies: list[Anomaly] = field(default_factory=list)
+    piece_steps: list[int] = field(default_factory=list)
+    wait_steps: list[int] = field(default_factory=list)
+    waits: list[WaitStep] = field(default_factory=list)
+    decision_step: int | None = None
+    decision: Decision | None = None
+    _parts: list[str] = field(default_factory=list)
+    _bytes: int = 0
+
+    def identify(self, step: int, ev: CallOpened | None) -> None:
+        old = self.idents[-1] if self.idents else (None, None, None, "function")
+        if ev is None:
+            new = old
+        elif not self.idents:
+            new = (ev.id, ev.call_id, ev.name, ev.kind)
+        else:  # the accumulator fills what was missing and never overwrites (calls.TurnState._open)
+            new = (old[0] or ev.id, old[1] or ev.call_id, old[2] or ev.name, old[3])
+        if new != old or not self.idents:
+            self.ident_steps.append(step)
+            self.idents.append(new)
+
+    def fragment(self, step: int, frame: int | None, text: str, reset: bool, origin: str,
+                 draft: Draft) -> None:
+        if reset or not self.epochs:
+            if self.epochs:
+                self.epochs[-1] = "".join(self._parts)
+            self._parts, self._bytes = [], 0
+            self.epochs.append("")
+        self._parts.append(text)
+        self._bytes += len(text.encode("utf-8", "surrogatepass"))
+        end = (self.frag_end[-1] if self.frag_end and not reset else 0) + len(text)
+        self.frag_steps.append(step)
+        self.frag_epoch.append(len(self.epochs) - 1)
+        self.frag_end.append(end)
+        self.frag_bytes.append(self._bytes)
+        self.frag_draft.append(draft)
+        self.frag_frame.append(frame)
+        self.frag_reset.append(reset)
+        self.frag_origin.append(origin)  # text appended to a whole object makes it raw again
+
+    def seal(self) -> None:
+        if self.epochs:
+            self.epochs[-1] = "".join(self._parts)
+        self._parts = []
+
+    def view(self, k: int, anchor: int) -> CallView:
+        """This call at step k; text added after step ``anchor`` is fresh."""
+        c = self  # short alias: this method reads many fields
+        ident = c.idents[last_le(c.ident_steps, k)]
+        n = bisect_right(c.frag_steps, k)
+        if n:
+            j = n - 1
+            text = c.epochs[c.frag_epoch[j]][:c.frag_end[j]]
+            nbytes, draft, origin = c.frag_bytes[j], c.frag_draft[j], c.frag_origin[j]
+            first_fresh = bisect_right(c.frag_steps, anchor)
+            fresh = None
+            if first_fresh < n:
+                # A whole-object text replaces everything: then all of it is fresh.
+                resets = any(c.frag_reset[first_fresh:n]) or first_fresh == 0
+                fresh = (0 if resets else c.frag_end[first_fresh - 1], c.frag_end[j])
+            last_frame = c.frag_frame[j]
+        else:
+            text, nbytes, draft, origin, fresh, last_frame = "", 0, Draft.EMPTY, "raw", None, None
+        if last_frame is None:
+            last_frame = c.created_frame
+        closed = c.closed_step is not None and c.closed_step <= k
+        iw = last_le(c.wait_steps, k)
+        decided = c.decision_step is not None and c.decision_step <= k
+        return CallView(
+            key=c.key, order=c.order, id=ident[0], call_id=ident[1], name=ident[2], kind=ident[3],
+            text=text, byte_length=nbytes, fragments=n, fresh=fresh, draft=draft, origin=origin,
+            closed=closed, closed_frame=c.closed_frame if closed else None, opened_step=c.created,
+            last_frame=last_frame, pieces=bisect_right(c.piece_steps, k),
+            anomalies=tuple(c.anomalies[:bisect_right(c.anomaly_steps, k)]),
+            wait=c.waits[iw] if iw >= 0 else None, decision=c.decision if decided else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CallView:
+    """One call's lane at a step."""
+
+    key: str
+    order: int
+    id: str | None
+    call_id: str | None
+    name: str | None
+    kind: str
+    text: str
+    byte_length: int
+    fragments: int
+    fresh: tuple[int, int] | None
+    """Character span of the text added by the current frame (or chunk), if any."""
+    draft: Draft
+    origin: str
+    closed: bool
+    closed_frame: int | None
+    opened_step: int
+    last_frame: int | None
+    """The frame of the latest fragment (or the frame that opened the call)."""
+    pieces: int
+    anomalies: tuple[Anomaly, ...]
+    wait: WaitStep | None
+    decision: Decision | None
+
+

@@ -1,0 +1,376 @@
+"""A steppable timeline: every engine step of one stream, and the state at any step by bisection.
+
+:meth:`Timeline.build` runs the engine over the recorded chunks once and keeps every
+:data:`~.engine.Step` in order. While it does, it indexes what the panes need, so that
+:meth:`Timeline.view` answers "what did the world look like after step k?" without replaying:
+argument text is append-only and every fragment knows its span, so a call's text at step k is
+its text cut at the last fragment added by then (one bisection per call), and everything else
+(frames, decisions, anomalies, the turn's facts) is a prefix of a list. A seek costs
+O(calls x log steps), whatever the length of the session.
+
+Frames and chunks are *groups* of steps: a frame's group is its :class:`FrameStep` and the call
+events, waits and decisions it caused; a chunk's group is its :class:`ChunkStep` and the frames it
+completed. Stepping "by frame" lands on the last step of a group, so the panes show the frame's
+whole effect.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from .calls import TurnState
+from .engine import CallPipeline, CallStep, ChunkStep, DecisionStep, Engine, FrameStep, Step, WaitStep
+from .events import (
+    Anomaly,
+    ArgumentPiece,
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallOpened,
+    ProviderError,
+    StopReported,
+    TextAppended,
+    TurnEnded,
+    UsageReported,
+)
+from .jsonprefix import Draft
+from .lanes import CallIndex, CallView, Prefix, last_le
+from .replay import Chunking, TimedBytes, replay
+from .sse import Frame
+from .tools import ToolSet
+
+Kind = Literal["step", "frame", "chunk", "call", "decision", "anomaly", "refusal", "parse"]
+KINDS: tuple[Kind, ...] = ("step", "frame", "chunk", "call", "decision", "anomaly", "refusal", "parse")
+"""``call``: a call event (opened, arguments, piece, closed); ``decision``: a wait or a verdict;
+``parse``: a call's draft first became a complete JSON value while the turn was open."""
+
+_F = TypeVar("_F")
+
+RECORDED = Chunking("recorded")
+
+_CALL_EVENTS = (CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    protocol: str
+    terminal: TurnEnded | None
+    stop: StopReported | None
+    errors: tuple[ProviderError, ...]
+    usage: dict[str, object]
+    text: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The state of every pane after step ``k`` (immutable)."""
+
+    k: int
+    step: Step | None
+    frames_seen: int
+    frame: Frame | None
+    """The latest complete frame at k."""
+    anchor: int
+    """The step that opened the current frame (or chunk) group; fresh text is newer than it."""
+    received: int
+    """Bytes received by step k."""
+    chunks_seen: int
+    calls: tuple[CallView, ...]
+    log: Sequence[Step]
+    """Wait and decision steps so far."""
+    anomalies: Sequence[Anomaly]
+    turn: TurnView
+    finished: bool
+    """k is the last step: the stream is over and every call decided."""
+
+
+# -- the timeline ------------------------------------------------------------------------------
+
+class Timeline:
+    """Every step of one stream, indexed for O(log n) seeks. Build with :meth:`build`."""
+
+    def __init__(self, source: Sequence[TimedBytes], protocol: str | None, tools: ToolSet | None,
+                 chunking: Chunking, cut: int | None) -> None:
+        self.source = source
+        self.protocol_requested = protocol
+        self.tools = tools
+        self.chunking = chunking
+        self.cut = cut
+        self.engine = Engine(protocol, tools)
+        self.steps: list[Step] = []
+        self.frames: list[Frame] = []
+        self.frame_steps: list[int] = []
+        self.chunks: list[ChunkStep] = []
+        self.chunk_steps: list[int] = []
+        self.bounds: list[int] = []  # frame and chunk step indices, in order
+        self.by_kind: dict[Kind, list[int]] = {kind: [] for kind in KINDS}
+        self.calls: dict[str, CallIndex] = {}
+        self.call_created: list[int] = []
+        self.call_order: list[str] = []
+        self.anomalies: list[Anomaly] = []
+        self.log: list[Step] = []
+        self.turn_facts: dict[type, tuple[list[int], list[object]]] = {
+            kind: ([], []) for kind in (TurnEnded, StopReported, ProviderError, UsageReported)}
+        self.text_steps: dict[str, list[int]] = {}
+        self.text_ends: dict[str, list[int]] = {}
+        self.texts: dict[str, str] = {}
+
+    # -- building --------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, chunks: Iterable[TimedBytes], protocol: str | None = None,
+              tools: ToolSet | None = None, chunking: Chunking = RECORDED,
+              cut: int | None = None) -> Timeline:
+        source = chunks if isinstance(chunks, list) else list(chunks)
+        timeline = cls(source, protocol, tools, chunking, cut)
+        timeline._index(replay(source, chunking=chunking, cut_at=cut, engine=timeline.engine))
+        return timeline
+
+    def cut_at(self, offset: int) -> Timeline:
+        """This stream as if the connection dropped after ``offset`` bytes (self is unchanged)."""
+        offset = max(0, offset if self.cut is None else min(offset, self.cut))
+        return Timeline.build(self.source, self.protocol_requested, self.tools, self.chunking, offset)
+
+    def rechunked(self, chunking: Chunking) -> Timeline:
+        return Timeline.build(self.source, self.protocol_requested, self.tools, chunking, self.cut)
+
+    def _index(self, steps: Iterable[Step]) -> None:
+        text_parts: dict[str, list[str]] = {}
+        text_len: dict[str, int] = {}
+        for k, step in enumerate(steps):
+            self.steps.append(step)
+            match step:
+                case ChunkStep():
+                    self.chunks.append(step)
+                    self.chunk_steps.append(k)
+                    self.bounds.append(k)
+                case FrameStep():
+                    self.frames.append(step.frame)
+                    self.frame_steps.append(k)
+                    self.bounds.append(k)
+                case WaitStep():
+                    self.log.append(step)
+                    self.by_kind["decision"].append(k)
+                    call = self.calls[step.call]
+                    call.wait_steps.append(k)
+                    call.waits.append(step)
+                    if step.draft is Draft.COMPLETE:
+                        self.by_kind["parse"].append(k)
+                case DecisionStep():
+                    self.log.append(step)
+                    self.by_kind["decision"].append(k)
+                    if step.decision.action == "refuse":
+                        self.by_kind["refusal"].append(k)
+                    call = self.calls[step.decision.call]
+                    call.decision_step, call.decision = k, step.decision
+                case CallStep():
+                    self._call_step(k, step, text_parts, text_len)
+        for name, parts in text_parts.items():
+            self.texts[name] = "".join(parts)
+        for call in self.calls.values():
+            call.seal()
+        self.by_kind["step"] = []  # "step" is every index; handled arithmetically
+
+    def _call_step(self, k: int, step: CallStep, text_parts: dict[str, list[str]],
+                   text_len: dict[str, int]) -> None:
+        ev = step.event
+        if isinstance(ev, Anomaly):
+            self.anomalies.append(ev)
+            self.by_kind["anomaly"].append(k)
+            if ev.key is not None and ev.key in self.calls:
+                self.calls[ev.key].anomaly_steps.append(k)
+                self.calls[ev.key].anomalies.append(ev)
+            return
+        if isinstance(ev, _CALL_EVENTS):
+            self.by_kind["call"].append(k)
+            call = self.calls.get(ev.key)
+            if call is None:
+                call = self.calls[ev.key] = CallIndex(ev.key, len(self.call_order), k, ev.frame)
+                self.call_order.append(ev.key)
+                self.call_created.append(k)
+            call.identify(k, ev if isinstance(ev, CallOpened) else None)
+            state = self.engine.state.calls.get(ev.key)
+            # The engine's fragment list is the source of the draft after each fragment.
+            draft = state.fragments[len(call.frag_steps)].draft if state is not None and (
+                len(state.fragments) > len(call.frag_steps)) else Draft.EMPTY
+            if isinstance(ev, ArgumentsAppended):
+                call.fragment(k, ev.frame, ev.fragment, False, "raw", draft)
+            elif isinstance(ev, ArgumentsSet):
+                call.fragment(k, ev.frame, ev.text, True, ev.origin, draft)
+            elif isinstance(ev, ArgumentPiece):
+                call.piece_steps.append(k)
+            elif isinstance(ev, CallClosed) and call.closed_step is None:
+                call.closed_step, call.closed_frame = k, ev.frame
+            return
+        facts = self.turn_facts.get(type(ev))
+        if facts is not None:
+            facts[0].append(k)
+            facts[1].append(ev)
+        elif isinstance(ev, TextAppended):
+            text_parts.setdefault(ev.channel, []).append(ev.text)
+            text_len[ev.channel] = text_len.get(ev.channel, 0) + len(ev.text)
+            self.text_steps.setdefault(ev.channel, []).append(k)
+            self.text_ends.setdefault(ev.channel, []).append(text_len[ev.channel])
+
+    # -- facts -----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def step(self, k: int) -> Step:
+        return self.steps[k]
+
+    @property
+    def pipeline(self) -> CallPipeline:
+        return self.engine.pipeline
+
+    @property
+    def state(self) -> TurnState:
+        """The final state (after the last step)."""
+        return self.engine.state
+
+    @property
+    def total_bytes(self) -> int:
+        return self.chunks[-1].end if self.chunks else 0
+
+    def data(self) -> bytes:
+        """The stream's bytes as this timeline saw them (cut included)."""
+        return b"".join(frame.raw for frame in self.frames)
+
+    def step_for_frame(self, i: int) -> int:
+        """The step at which frame ``i`` has been fully applied (the end of its group)."""
+        if not self.frames:
+            return 0
+        return self._targets("frame")[min(max(i, 0), len(self.frames) - 1)]
+
+    def frame_at(self, offset: int) -> int | None:
+        """The index of the frame holding byte ``offset`` (frames cover the whole stream)."""
+        if not self.frames:
+            return None
+        i = bisect_right(_Starts(self.frames), offset) - 1
+        return min(max(i, 0), len(self.frames) - 1)
+
+    def step_for_offset(self, offset: int) -> int:
+        i = self.frame_at(offset)
+        return 0 if i is None else self.step_for_frame(i)
+
+    def chunk_time(self, chunk: int) -> float | None:
+        return self.chunks[chunk].t if 0 <= chunk < len(self.chunks) else None
+
+    @property
+    def t0(self) -> float | None:
+        return next((c.t for c in self.chunks if c.t is not None), None)
+
+    def frame_times(self, i: int) -> tuple[float | None, float | None]:
+        """(arrival of the frame's first byte, arrival of its last byte), since the stream began."""
+        frame, t0 = self.frames[i], self.t0
+        first, last = self.chunk_time(frame.first_chunk), self.chunk_time(frame.last_chunk)
+        if t0 is None:
+            return None, None
+        return (None if first is None else first - t0), (None if last is None else last - t0)
+
+    # -- navigation ------------------------------------------------------------------------
+
+    def _targets(self, kind: Kind) -> Sequence[int]:
+        if kind == "frame":  # a frame's group ends at the next frame or chunk
+            return _GroupEnds(self.frame_steps, self.bounds, len(self.steps) - 1)
+        if kind == "chunk":  # a chunk's group holds the frames it completed
+            return _GroupEnds(self.chunk_steps, self.chunk_steps, len(self.steps) - 1)
+        return self.by_kind[kind]
+
+    def next_step(self, k: int, kind: Kind = "step") -> int | None:
+        """The first step of ``kind`` after k (for frames and chunks: the end of their group)."""
+        if kind == "step":
+            return k + 1 if k + 1 < len(self.steps) else None
+        targets = self._targets(kind)
+        i = bisect_right(targets, k)
+        return targets[i] if i < len(targets) else None
+
+    def prev_step(self, k: int, kind: Kind = "step") -> int | None:
+        if kind == "step":
+            return k - 1 if k > 0 else None
+        targets = self._targets(kind)
+        i = bisect_left(targets, k) - 1
+        return targets[i] if i >= 0 else None
+
+    # -- the view --------------------------------------------------------------------------
+
+    def view(self, k: int, since: int | None = None) -> View:
+        """The state after step k. Text added after ``since`` (by default: after the step that
+        opened the current frame or chunk group) is marked fresh."""
+        if not self.steps:
+            return View(-1, None, 0, None, -1, 0, 0, (), (), (), self._turn(-1), True)
+        k = min(max(k, 0), len(self.steps) - 1)
+        nf = bisect_right(self.frame_steps, k)
+        nc = bisect_right(self.chunk_steps, k)
+        ib = last_le(self.bounds, k)
+        anchor = self.bounds[ib] if ib >= 0 else -1
+        if since is not None and since < k:
+            anchor = since
+        ncalls = bisect_right(self.call_created, k)
+        calls = tuple(self.calls[key].view(k, anchor)
+                      for key in self.call_order[:ncalls])
+        return View(
+            k=k, step=self.steps[k], frames_seen=nf,
+            frame=self.frames[nf - 1] if nf else None, anchor=anchor,
+            received=self.chunks[nc - 1].end if nc else 0, chunks_seen=nc, calls=calls,
+            log=Prefix(self.log, bisect_right(self.by_kind["decision"], k)),
+            anomalies=Prefix(self.anomalies, bisect_right(self.by_kind["anomaly"], k)),
+            turn=self._turn(k), finished=k == len(self.steps) - 1,
+        )
+
+    def _facts(self, kind: type[_F], k: int) -> list[_F]:
+        steps, events = self.turn_facts[kind]
+        return events[:bisect_right(steps, k)]  # type: ignore[return-value]
+
+    def _turn(self, k: int) -> TurnView:
+        terminal, stops = self._facts(TurnEnded, k), self._facts(StopReported, k)
+        merged: dict[str, object] = {}
+        for ev in self._facts(UsageReported, k):
+            merged.update(ev.usage)
+        text = {}
+        for channel, steps in self.text_steps.items():
+            n = bisect_right(steps, k)
+            if n:
+                text[channel] = self.texts[channel][:self.text_ends[channel][n - 1]]
+        return TurnView(
+            protocol=self.state.protocol,
+            terminal=terminal[0] if terminal else None,
+            stop=stops[-1] if stops else None,
+            errors=tuple(self._facts(ProviderError, k)),
+            usage=merged, text=text,
+        )
+
+
+class _Starts(Sequence[int]):
+    """Frame start offsets as a sequence, for bisection without building a list."""
+
+    def __init__(self, frames: list[Frame]) -> None:
+        self._frames = frames
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        return self._frames[i].start
+
+    def __iter__(self) -> Iterator[int]:
+        return (f.start for f in self._frames)
+
+
+class _GroupEnds(Sequence[int]):
+    """The last step of each group opened by ``starts`` and closed by the next of ``bounds``
+    (sorted, computed on demand)."""
+
+    def __init__(self, starts: list[int], bounds: list[int], last: int) -> None:
+        self._starts, self._bounds, self._last = starts, bounds, last
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        i = bisect_right(self._bounds, self._starts[i])
+        return self._bounds[i] - 1 if i < len(self._bounds) else self._last

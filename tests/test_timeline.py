@@ -1,0 +1,246 @@
+"""The timeline: the state at any step, by bisection, equals the engine's state at that step."""
+
+from __future__ import annotations
+
+import pathlib
+import random
+
+import orjson
+import pytest
+from callscope.core.engine import CallStep, ChunkStep, DecisionStep, Engine, FrameStep, WaitStep
+from callscope.core.events import Anomaly, ArgumentsAppended, ArgumentsSet, CallOpened
+from callscope.core.jsonprefix import Draft
+from callscope.core.lanes import CallIndex
+from callscope.core.replay import Chunking, rechunk
+from callscope.core.timeline import Timeline
+from callscope.core.tools import ToolSet
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.sse"))
+PARALLEL = ROOT / "tests" / "fixtures" / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+ids = [f"{p.parent.name}/{p.name}" for p in FIXTURES]
+
+
+def one_chunk(path: pathlib.Path) -> list[tuple[float | None, bytes]]:
+    return [(0.0, path.read_bytes())]
+
+
+def engine_snapshots(chunks, chunking):
+    """Run a fresh engine chunk by chunk; after each feed, record its state (the reference)."""
+    engine, k, snaps = Engine(), 0, {}
+    for piece in [*rechunk(chunks, chunking), None]:
+        steps = engine.close() if piece is None else engine.feed(piece[1], piece[0])
+        k += len(steps)
+        snaps[k - 1] = {
+            key: (c.text, c.draft, c.closed, c.name, c.id, len(c.anomalies), c.byte_length)
+            for key, c in engine.state.calls.items()
+        }, dict(engine.pipeline.decisions), engine.decoder.frames_emitted
+    return snaps
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=ids)
+@pytest.mark.parametrize("chunking", ["bytes:5", "random:3"])
+def test_view_equals_engine_state_after_every_chunk(path, chunking):
+    chunks = one_chunk(path)
+    timeline = Timeline.build(chunks, chunking=Chunking.parse(chunking))
+    for k, (calls, decisions, frames) in engine_snapshots(chunks, Chunking.parse(chunking)).items():
+        view = timeline.view(k)
+        got = {c.key: (c.text, c.draft, c.closed, c.name, c.id, len(c.anomalies), c.byte_length)
+               for c in view.calls}
+        assert got == calls, f"step {k}"
+        assert {c.key: c.decision for c in view.calls if c.decision} == decisions
+        assert view.frames_seen == frames
+
+
+def test_every_fixture_builds_and_the_last_view_is_the_final_state():
+    for path in FIXTURES:
+        timeline = Timeline.build(one_chunk(path))
+        last = timeline.view(len(timeline) - 1)
+        assert last.finished and last.frames_seen == len(timeline.frames)
+        assert [c.key for c in last.calls] == list(timeline.state.calls)
+        assert [c.text for c in last.calls] == [c.text for c in timeline.state.calls.values()]
+        assert timeline.data() == path.read_bytes()
+
+
+def synthetic_chat(frames: int, calls: int = 3) -> list[tuple[float | None, bytes]]:
+    """A Chat Completions stream: ``calls`` parallel calls, many small argument deltas each."""
+    rng = random.Random(11)
+    out: list[tuple[float | None, bytes]] = []
+
+    def chunk(delta: dict) -> None:
+        body = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+        out.append((len(out) * 0.001, b"data: " + orjson.dumps(body) + b"\n\n"))
+
+    per_call = (frames - 2 * calls - 2) // calls
+    for i in range(calls):
+        chunk({"tool_calls": [{"index": i, "id": f"call_{i}", "type": "function",
+                               "function": {"name": f"tool_{i}", "arguments": ""}}]})
+        chunk({"tool_calls": [{"index": i, "function": {"arguments": '{"items": ['}}]})
+        for n in range(per_call):
+            piece = f"{rng.randint(0, 999)}, " if n < per_call - 1 else f"{n}]}}"
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+    out.append((len(out) * 0.001, b'data: {"object":"chat.completion.chunk","choices":[{"index":0,'
+                b'"delta":{},"finish_reason":"tool_calls"}]}\n\n'))
+    out.append((len(out) * 0.001, b"data: [DONE]\n\n"))
+    return out
+
+
+def test_seek_anywhere_in_a_100k_step_session():
+    timeline = Timeline.build(synthetic_chat(34_000))
+    assert len(timeline) >= 100_000
+    # Independent reference: walk the steps once, accumulating text per call from the events.
+    rng = random.Random(5)
+    probes = set(rng.sample(range(len(timeline)), 300)) | {0, len(timeline) - 1}
+    texts: dict[str, list[str]] = {}
+    opened: list[str] = []
+    frames = decisions = anomalies = 0
+    for k, step in enumerate(timeline.steps):
+        if isinstance(step, FrameStep):
+            frames += 1
+        elif isinstance(step, (WaitStep, DecisionStep)):
+            decisions += 1
+        elif isinstance(step, CallStep):
+            ev = step.event
+            if isinstance(ev, CallOpened) and ev.key not in texts:
+                texts[ev.key] = []
+                opened.append(ev.key)
+            elif isinstance(ev, ArgumentsAppended):
+                texts[ev.key].append(ev.fragment)
+            elif isinstance(ev, Anomaly):
+                anomalies += 1
+        if k in probes:
+            view = timeline.view(k)
+            assert [c.key for c in view.calls] == opened
+            assert [c.text for c in view.calls] == ["".join(texts[key]) for key in opened]
+            assert (view.frames_seen, len(view.log), len(view.anomalies)) == (
+                frames, decisions, anomalies)
+    final = timeline.view(len(timeline) - 1)
+    assert all(c.draft is Draft.COMPLETE for c in final.calls)
+    assert all(c.decision is not None for c in final.calls)
+
+
+def test_navigation_matches_a_linear_scan():
+    timeline = Timeline.build(synthetic_chat(400), chunking=Chunking.parse("random:9"))
+    steps = timeline.steps
+
+    def is_kind(k: int, kind: str) -> bool:
+        s = steps[k]
+        return {
+            "call": isinstance(s, CallStep) and hasattr(s.event, "key")
+            and not isinstance(s.event, Anomaly),
+            "decision": isinstance(s, (WaitStep, DecisionStep)),
+            "refusal": isinstance(s, DecisionStep) and s.decision.action == "refuse",
+            "parse": isinstance(s, WaitStep) and s.draft is Draft.COMPLETE,
+        }[kind]
+
+    def group_end(k: int, bound) -> int:
+        j = k + 1
+        while j < len(steps) and not bound(steps[j]):
+            j += 1
+        return j - 1
+
+    frame_ends = [group_end(k, lambda s: isinstance(s, (FrameStep, ChunkStep)))
+                  for k, s in enumerate(steps) if isinstance(s, FrameStep)]
+    chunk_ends = [group_end(k, lambda s: isinstance(s, ChunkStep))
+                  for k, s in enumerate(steps) if isinstance(s, ChunkStep)]
+    for k in random.Random(2).sample(range(len(steps)), 120):
+        for kind in ("call", "decision", "refusal", "parse"):
+            after = [j for j in range(k + 1, len(steps)) if is_kind(j, kind)]
+            before = [j for j in range(k) if is_kind(j, kind)]
+            assert timeline.next_step(k, kind) == (after[0] if after else None)
+            assert timeline.prev_step(k, kind) == (before[-1] if before else None)
+        for kind, ends in (("frame", frame_ends), ("chunk", chunk_ends)):
+            assert timeline.next_step(k, kind) == next((e for e in ends if e > k), None)
+            assert timeline.prev_step(k, kind) == next((e for e in reversed(ends) if e < k), None)
+
+
+def test_frame_and_offset_lookups():
+    timeline = Timeline.build(one_chunk(PARALLEL))
+    for frame in timeline.frames:
+        k = timeline.step_for_frame(frame.index)
+        assert timeline.view(k).frame == frame
+        # the group has ended: the next step opens another frame, or it is the last one
+        assert k + 1 == len(timeline) or isinstance(timeline.step(k + 1), FrameStep)
+        for offset in (frame.start, (frame.start + frame.end) // 2, frame.end - 1):
+            assert timeline.frame_at(offset) == frame.index
+            assert timeline.step_for_offset(offset) == k
+
+
+def test_fresh_text_is_what_the_current_frame_added():
+    timeline = Timeline.build(one_chunk(PARALLEL))
+    view = timeline.view(timeline.step_for_frame(3))  # frame 3 carries 'ty": '
+    call = view.calls[0]
+    assert call.text == '{"city": '
+    assert call.fresh is not None and call.text[slice(*call.fresh)] == 'ty": '
+    later = timeline.view(timeline.step_for_frame(14))  # frame 14 is the second call's
+    assert later.calls[0].fresh is None and later.calls[1].fresh == (0, 4)
+    # since= widens the highlight to everything added after an earlier step
+    wide = timeline.view(timeline.step_for_frame(5), since=timeline.step_for_frame(3))
+    assert wide.calls[0].text[slice(*wide.calls[0].fresh)] == '"Edinburgh'
+
+
+def test_rechunking_never_changes_decisions():
+    for path in FIXTURES:
+        chunks = one_chunk(path)
+        reference = Timeline.build(chunks)
+        expected = [s.decision for s in reference.steps if isinstance(s, DecisionStep)]
+        for mode in ("bytes:1", "random:1234"):
+            other = reference.rechunked(Chunking.parse(mode))
+            assert [s.decision for s in other.steps if isinstance(s, DecisionStep)] == expected
+            assert other.frames == reference.frames or [f.raw for f in other.frames] == [
+                f.raw for f in reference.frames]
+            assert len(other.chunks) == len(path.read_bytes()) or mode != "bytes:1"
+
+
+def test_cut_here_refuses_and_keeps_the_original():
+    tools = ToolSet([{"name": "GetWeatherArgs", "parameters": {"type": "object"}},
+                     {"name": "get_stock_price", "parameters": {"type": "object"}}])
+    full = Timeline.build(one_chunk(PARALLEL), tools=tools)
+    assert [c.decision.action for c in full.view(len(full) - 1).calls] == ["execute", "execute"]
+    cut_frame = full.frames[7]
+    cut = full.cut_at(cut_frame.end)
+    assert cut.data() == PARALLEL.read_bytes()[:cut_frame.end]
+    final = cut.view(len(cut) - 1)
+    assert [(c.decision.action, c.decision.reason) for c in final.calls] == [("refuse", "truncated")]
+    assert final.calls[0].text == '{"city": "Edinburgh", "country'
+    # the original is untouched (undo), and cutting a cut keeps the shorter stream
+    assert len(full.view(len(full) - 1).calls) == 2
+    assert full.cut_at(10_000).cut == 10_000 and cut.cut_at(10_000).cut == cut_frame.end
+    assert cut.rechunked(Chunking.parse("bytes:3")).data() == cut.data()
+
+
+def test_whole_object_epochs():
+    """A whole-object text (ArgumentsSet) starts a new epoch; earlier text stays readable."""
+    call = CallIndex("c", 0, 0)
+    call.identify(0, CallOpened(0, "c", name="f"))
+    call.fragment(1, 0, '{"a":', False, "raw", Draft.INCOMPLETE)
+    call.fragment(2, 1, ' 1}', False, "raw", Draft.COMPLETE)
+    call.fragment(3, 2, '{"b":2}', True, "serialized", Draft.COMPLETE)
+    call.fragment(4, 3, ' ', False, "raw", Draft.COMPLETE)
+    call.seal()
+    texts = [call.view(k, k - 1).text for k in range(5)]
+    assert texts == ["", '{"a":', '{"a": 1}', '{"b":2}', '{"b":2} ']
+    assert [call.view(k, k - 1).origin for k in (2, 3, 4)] == ["raw", "serialized", "raw"]
+    assert call.view(3, 1).fresh == (0, 7)  # a replacement makes everything fresh
+    assert call.view(4, 3).fresh == (7, 8)
+    assert call.view(4, 0).byte_length == 8
+
+
+def test_identity_fills_in_and_never_overwrites():
+    call = CallIndex("c", 0, 0)
+    call.identify(0, None)  # created by a delta for an unknown call
+    call.identify(1, CallOpened(1, "c", id="x"))
+    call.identify(2, CallOpened(2, "c", id="y", name="f"))
+    assert [(call.view(k, -1).id, call.view(k, -1).name) for k in range(3)] == [
+        (None, None), ("x", None), ("x", "f")]
+
+
+def test_argument_set_fixtures_keep_their_final_text():
+    for path in FIXTURES:
+        timeline = Timeline.build(one_chunk(path))
+        sets = [s for s in timeline.steps
+                if isinstance(s, CallStep) and isinstance(s.event, ArgumentsSet)]
+        for step in sets:
+            k = timeline.steps.index(step)
+            view = {c.key: c for c in timeline.view(k).calls}
+            assert view[step.event.key].text == step.event.text
