@@ -1,0 +1,238 @@
+"""Every input a session can come from: session files, raw SSE captures, HAR exports.
+
+:func:`open_input` looks at the content, not the name: a HAR starts with ``{"log":``, a
+session file with a JSON object line, and anything else is a raw SSE capture (``curl -N``
+output), taken byte for byte as one chunk. ``FILE.har#2`` picks the second streamed response of
+a HAR. Nothing here executes or evaluates what it reads; it only parses JSON and base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from .errors import InputError
+from .session import (
+    Chunk,
+    Session,
+    SessionHeader,
+    StreamEnd,
+    open_session,
+    redact_headers,
+    redact_url,
+)
+
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+"""The largest raw SSE or HAR file accepted: both are read whole (a raw capture is one
+chunk, and a HAR is one JSON document). Read at call time, so tests may lower it."""
+
+_SNIFF_BYTES = 4096
+_BOM = b"\xef\xbb\xbf"
+_HAR_START = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*\{\s*\"log\"\s*:")
+_SELECTOR = re.compile(r"\A(?P<path>.+)#(?P<n>[0-9]+)\Z", re.DOTALL)
+# A body "looks like SSE" when its first non-blank line is a field or a comment and some line
+# is a data field: enough to find streams that a tool saved with a generic content type.
+_SSE_START = re.compile(rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)*(?:data|event|id|retry|:)")
+_SSE_DATA = re.compile(rb"^data(?::|\r?$)", re.MULTILINE)
+
+
+def split_selector(path: str) -> tuple[str, int | None]:
+    """``FILE#N`` -> (FILE, N) when FILE exists and ``FILE#N`` itself does not."""
+    match = _SELECTOR.match(path)
+    if match and not os.path.exists(path) and os.path.exists(match["path"]):
+        return match["path"], int(match["n"])
+    return path, None
+
+
+def sniff(head: bytes, path: str = "") -> str:
+    """``har``, ``session`` or ``sse``, from a file's first bytes (a ``.har`` name counts for a
+    JSON document whose first member is not ``log``)."""
+    if _HAR_START.match(head):
+        return "har"
+    if head.removeprefix(_BOM).lstrip().startswith(b"{"):
+        return "har" if path.lower().endswith(".har") else "session"
+    return "sse"
+
+
+def open_input(path: str) -> Session:
+    """Open anything accepted where a session is: a session file, a HAR (``FILE#N`` for its
+    N-th streamed response, 1-based), or a raw SSE capture. Raises :class:`InputError`."""
+    real, selector = split_selector(path)
+    try:
+        with open(real, "rb") as f:
+            head = f.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    if not head:
+        raise InputError(real, "empty file")
+    kind = sniff(head, real)
+    if kind == "har":
+        return open_har(real, selector or 1)
+    if selector is not None:
+        raise InputError(path, f"#{selector} picks a response of a HAR file, and {real} is "
+                         f"a {'session file' if kind == 'session' else 'raw SSE capture'}")
+    return open_session(real) if kind == "session" else open_sse(real)
+
+
+def _read_limited(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_IMPORT_BYTES + 1)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise InputError(path, f"larger than the import limit of {MAX_IMPORT_BYTES} bytes")
+    if not data:
+        raise InputError(path, "empty file")
+    return data
+
+
+# -- raw SSE -----------------------------------------------------------------------------------
+
+def open_sse(path: str) -> Session:
+    """A raw SSE capture: the whole file is one chunk at t=0, exactly (BOM, CR, invalid UTF-8
+    and all), and the stream ended cleanly. The file is re-read each time chunks are iterated."""
+    _read_limited(path)  # fail now, not at the first iteration
+
+    def chunks() -> Iterator[Chunk]:
+        yield Chunk(0.0, _read_limited(path))
+
+    header = SessionHeader(source="import:sse",
+                           provenance=f"raw SSE capture {os.path.basename(path)}")
+    return Session(header, chunks, StreamEnd("clean"), path=path)
+
+
+# -- HAR ---------------------------------------------------------------------------------------
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _content_type(response: dict[str, Any]) -> str:
+    mime = _obj(response.get("content")).get("mimeType")
+    if isinstance(mime, str) and mime:
+        return mime.lower()
+    for h in response.get("headers") or ():
+        if isinstance(h, dict) and str(h.get("name", "")).lower() == "content-type":
+            return str(h.get("value", "")).lower()
+    return ""
+
+
+def _stream_body(path: str, number: int, entry: dict[str, Any]) -> bytes | None:
+    """The body of an entry whose response is an event stream, else None. A declared event
+    stream with undecodable base64 is an error; any other entry that does not decode is just
+    not a stream."""
+    response = _obj(entry.get("response"))
+    content = _obj(response.get("content"))
+    declared = _content_type(response).startswith("text/event-stream")
+    text = content.get("text")
+    if not isinstance(text, str):
+        return None
+    if content.get("encoding") == "base64":
+        try:
+            body = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            if declared:
+                raise InputError(path, f"entry {number}: response.content.text is not valid "
+                                 f"base64: {exc}") from None
+            return None
+    else:
+        # HAR keeps decoded text: bytes are exact only when the tool used base64.
+        body = text.encode("utf-8")
+    if declared or (_SSE_START.match(body) and _SSE_DATA.search(body)):
+        return body
+    return None
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    request = _obj(entry.get("request"))
+    return f"{request.get('method', '?')} {redact_url(str(request.get('url', '?')))}"[:120]
+
+
+def _har_request(entry: dict[str, Any]) -> tuple[dict[str, Any], list[Any] | None]:
+    """The request as a session stores it, and the tools its JSON body declares."""
+    request = _obj(entry.get("request"))
+    # HTTP/2 pseudo-headers (":path" ...) repeat the method and URL, unredacted.
+    headers = [h for h in request.get("headers") or ()
+               if isinstance(h, dict) and not str(h.get("name", "")).startswith(":")]
+    out: dict[str, Any] = {"method": request.get("method"),
+                           "url": redact_url(str(request.get("url", ""))),
+                           "headers": redact_headers(headers)}
+    text = _obj(request.get("postData")).get("text")
+    tools = None
+    if isinstance(text, str):
+        try:
+            out["body"] = body = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            out["body_text"] = text
+        else:
+            if isinstance(body, dict) and isinstance(body.get("tools"), list):
+                tools = body["tools"]
+    return out, tools
+
+
+def _ms(timings: dict[str, Any], *names: str) -> float | None:
+    """The sum of HAR timings in seconds, or None when one is unknown (HAR writes -1)."""
+    values = [timings.get(n) for n in names]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
+        return sum(values) / 1000  # type: ignore[arg-type]  # checked just above
+    return None
+
+
+def open_har(path: str, pick: int = 1) -> Session:
+    """The ``pick``-th (1-based) entry of a HAR whose response is an event stream (by content
+    type, or by a body that looks like SSE): its body as one chunk at the time of the first
+    byte, the request (redacted, body parsed when JSON), the status and response headers."""
+    data = _read_limited(path)
+    try:
+        doc = orjson.loads(data.removeprefix(_BOM))
+    except orjson.JSONDecodeError as exc:
+        raise InputError(path, f"not a HAR file: bad JSON at column {exc.colno}: {exc.msg}",
+                         line=exc.lineno) from None
+    entries = _obj(_obj(doc).get("log")).get("entries")
+    if not isinstance(entries, list):
+        raise InputError(path, "not a HAR file: no log.entries list")
+    streams = [(number, entry, body) for number, entry in enumerate(entries, 1)
+               if isinstance(entry, dict)
+               and (body := _stream_body(path, number, entry)) is not None]
+    if not streams:
+        raise InputError(path, f"no streamed response in this HAR: none of its {len(entries)} "
+                         "entries has a text/event-stream body (or a body that looks like SSE)")
+    if not 1 <= pick <= len(streams):
+        listed = "; ".join(f"#{i} {_describe(e)}" for i, (_, e, _) in enumerate(streams, 1))
+        raise InputError(path, f"#{pick}: this HAR has {len(streams)} streamed "
+                         f"response(s): {listed[:400]}")
+    number, entry, body = streams[pick - 1]
+    response = _obj(entry.get("response"))
+    request, tools = _har_request(entry)
+    status = response.get("status")
+    provenance = f"HAR {os.path.basename(path)}: entry {number} of {len(entries)}"
+    if len(streams) > 1:
+        provenance += f", streamed response #{pick} of {len(streams)} (FILE#N picks another)"
+    started = entry.get("startedDateTime")
+    header = SessionHeader(
+        source="import:har",
+        request=request,
+        tools=tools,
+        recorded_at=started if isinstance(started, str) else None,
+        provenance=provenance,
+        status=status if type(status) is int and status > 0 else None,  # HAR: 0 = no response
+        response_headers=redact_headers([h for h in response.get("headers") or ()
+                                         if isinstance(h, dict)]),
+    )
+    timings = _obj(entry.get("timings"))
+    first_byte = _ms(timings, "send", "wait")
+    last_byte = _ms(timings, "send", "wait", "receive")
+    chunks = [Chunk(first_byte or 0.0, body)] if body else []
+    error = response.get("_error")  # Chrome's failure text, e.g. net::ERR_CONNECTION_RESET
+    if isinstance(error, str) and error:
+        end = StreamEnd("error", detail=f"the HAR says: {error}", at=last_byte)
+    else:
+        end = StreamEnd("clean", at=last_byte)
+    return Session.from_chunks(header, chunks, end, path=path)
