@@ -1,0 +1,372 @@
+"""``callscope serve``: a provider emulator that streams recorded sessions, with faults on request.
+
+Each request to a provider endpoint gets the bytes of a loaded session whose protocol matches
+the endpoint, at their recorded timing (scaled by ``speed``) or with a fixed ``delay`` between
+chunks. Faults come from the command line (the defaults) and per request from the
+``x-callscope-fault`` header or the ``callscope-fault`` query parameter, as a spec such as
+``cut=120,end=reset`` (``docs/live.md`` lists the keys). Without a fault, a session replays the
+way it was recorded, its ending included: a session that ended in a reset resets, one that ended
+in an HTTP error answers with that status and body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import orjson
+
+from ..core.engine import Engine
+from ..core.errors import CallscopeError
+from ..core.replay import Chunking, TimedBytes, rechunk
+from ..core.session import Session, StreamEnd, redact_url
+from ..core.sse import decode_all
+from .http1 import HTTPServer, Request, Responder
+
+FAULT_HEADER = "x-callscope-fault"
+FAULT_PARAM = "callscope-fault"
+SESSION_HEADER = "x-callscope-session"
+SESSION_PARAM = "callscope-session"
+DEFAULT_HOLD = 300.0
+"""Seconds a stalled stream stays open (or until the client gives up)."""
+
+ENDPOINTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"/v1/responses\Z"), "openai-responses"),
+    (re.compile(r"/v1/chat/completions\Z"), "openai-chat"),
+    (re.compile(r"/v1/messages\Z"), "anthropic"),
+    (re.compile(r"/v1beta/interactions\Z"), "gemini-interactions"),
+    (re.compile(r"/v1(?:beta)?/models/[^/:]+:streamGenerateContent\Z"), "gemini-generate"),
+)
+"""Matched against the end of the path, so a gateway prefix (``/openai/v1/...``) still works."""
+
+ENDINGS = frozenset({"clean", "close", "reset", "stall"})
+_RECORDED_ENDINGS = {"clean": "clean", "reset": "reset", "cut": "close", "timeout": "stall",
+                     "error": "close", "missing": "close"}
+"""How a session's recorded end is replayed (``http_error`` answers with its status instead)."""
+
+_ERROR_BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
+    "openai-responses": lambda s: {"error": {"message": f"callscope emulated HTTP {s}",
+                                             "type": "server_error", "param": None,
+                                             "code": None}},
+    "anthropic": lambda s: {"type": "error", "error": {"type": "api_error", "message":
+                                                       f"callscope emulated HTTP {s}"}},
+    "gemini-generate": lambda s: {"error": {"code": s, "message": f"callscope emulated HTTP {s}",
+                                            "status": "UNAVAILABLE"}},
+}
+_ERROR_BODIES["openai-chat"] = _ERROR_BODIES["openai-responses"]
+_ERROR_BODIES["gemini-interactions"] = _ERROR_BODIES["gemini-generate"]
+
+
+class FaultError(CallscopeError):
+    """A fault spec that cannot be applied."""
+
+
+@dataclass(frozen=True)
+class Faults:
+    """What to do to a stream. Every field None means "as recorded"."""
+
+    cut: int | None = None
+    """End the body after this many bytes."""
+    frames: int | None = None
+    """End the body after this many SSE frames (blocks)."""
+    end: str | None = None
+    """How the body ends: clean, close (connection closed mid-body), reset, stall."""
+    hold: float | None = None
+    """Seconds a stall lasts before the connection is closed."""
+    chunk: int | None = None
+    """Re-chunk the body into pieces of this many bytes."""
+    delay: float | None = None
+    """Seconds between chunks (replaces the recorded timing)."""
+    speed: float | None = None
+    """Recorded timing divided by this (``inf``: no waiting)."""
+    status: int | None = None
+    """Answer with this HTTP status instead of a stream."""
+    body: str | None = None
+    """The body of that answer (default: a provider-shaped error JSON)."""
+    session: str | None = None
+    """Which loaded session to stream (index, file name or stem)."""
+
+    def merged(self, other: Faults) -> Faults:
+        """These faults with every field ``other`` sets overriding them."""
+        return replace(self, **{f.name: getattr(other, f.name) for f in fields(other)
+                                if getattr(other, f.name) is not None})
+
+
+_INT_KEYS = {"cut": "cut", "frames": "frames", "cut_frame": "frames", "chunk": "chunk",
+             "status": "status"}
+_FLOAT_KEYS = {"delay": "delay", "speed": "speed", "hold": "hold"}
+
+
+def parse_faults(spec: str) -> Faults:
+    """``key=value`` items separated by commas (``key:value`` works too). ``body=`` takes the
+    rest of the spec, commas included, so it must come last. ``reset[=N]`` and ``stall[=N]``
+    are short for ``end=reset`` / ``end=stall`` (with ``cut=N``)."""
+    values: dict[str, Any] = {}
+    rest = spec.strip()
+    while rest:
+        item, _, after = rest.partition(",")
+        match = re.match(r"\s*([A-Za-z_-]+)\s*(?:[=:]\s*(.*))?\Z", item, re.DOTALL)
+        if match is None:
+            raise FaultError(f"bad fault item {item.strip()[:40]!r} (key=value)")
+        key, value = match[1].lower().replace("-", "_"), (match[2] or "").strip()
+        if key == "body":
+            values["body"] = re.sub(r"\A\s*body\s*[=:]?", "", rest, count=1, flags=re.I)
+            break
+        rest = after.strip()
+        if key in ENDINGS:
+            values["end"] = key
+            if value:
+                values["cut"] = _number(key, value, int)
+        elif key == "end":
+            if value not in ENDINGS:
+                raise FaultError(f"end={value!r}: one of {', '.join(sorted(ENDINGS))}")
+            values["end"] = value
+        elif key in _INT_KEYS:
+            values[_INT_KEYS[key]] = _number(key, value, int)
+        elif key in _FLOAT_KEYS:
+            values[_FLOAT_KEYS[key]] = _number(key, value, float)
+        elif key == "session":
+            values["session"] = value
+        else:
+            raise FaultError(f"unknown fault {key!r} (cut, frames, end, reset, stall, hold, "
+                             "chunk, delay, speed, status, body, session)")
+    return check_faults(Faults(**values))
+
+
+def _number(key: str, text: str, kind: type[int] | type[float]) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise FaultError(f"{key}={text[:20]!r}: not a number") from None
+    if isinstance(value, float) and math.isnan(value):
+        raise FaultError(f"{key}: not a number")
+    return value
+
+
+def check_faults(faults: Faults) -> Faults:
+    for name in ("cut", "frames", "delay", "hold"):
+        value = getattr(faults, name)
+        if value is not None and value < 0:
+            raise FaultError(f"{name} must be >= 0")
+    if faults.chunk is not None and faults.chunk < 1:
+        raise FaultError("chunk must be >= 1")
+    if faults.speed is not None and not faults.speed > 0:
+        raise FaultError("speed must be > 0 (inf: no waiting)")
+    if faults.status is not None and not 400 <= faults.status <= 599:
+        raise FaultError("status must be an HTTP error status (4xx/5xx)")
+    if faults.end is not None and faults.end not in ENDINGS:
+        raise FaultError(f"end: one of {', '.join(sorted(ENDINGS))}")
+    return faults
+
+
+# -- sessions ----------------------------------------------------------------------------------
+
+@dataclass
+class Loaded:
+    """A session held in memory, ready to be streamed again and again."""
+
+    name: str
+    protocol: str
+    chunks: list[TimedBytes]
+    end: StreamEnd
+    content_type: str = "text/event-stream"
+    _frame_ends: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        return sum(len(data) for _, data in self.chunks)
+
+    def frame_end(self, count: int) -> int:
+        """The byte offset just past the first ``count`` frames."""
+        if self._frame_ends is None:
+            self._frame_ends = [f.end for f in decode_all(b"".join(d for _, d in self.chunks))]
+        if count == 0:
+            return 0
+        return self._frame_ends[min(count, len(self._frame_ends)) - 1] if self._frame_ends else 0
+
+
+def load(path: str, session: Session | None = None) -> Loaded:
+    """Read a session (any input ``open_input`` accepts) into memory; its protocol comes from
+    its header, else from detection over its bytes."""
+    if session is None:
+        from ..core.importers import open_input
+
+        session = open_input(path)
+    chunks: list[TimedBytes] = [(c.t, c.data) for c in session.chunks()]
+    protocol = session.header.protocol
+    if not protocol:
+        engine = Engine()
+        for _, data in chunks:
+            engine.feed(data)
+        protocol = engine.state.protocol
+    content_type = "text/event-stream"
+    for name, value in (session.header.response_headers or {}).items():
+        if name.lower() == "content-type" and value.lower().startswith("text/event-stream"):
+            content_type = value
+    return Loaded(os.path.basename(path), protocol, chunks, session.end, content_type)
+
+
+def protocol_for_path(path: str) -> str | None:
+    for pattern, protocol in ENDPOINTS:
+        if pattern.search(path):
+            return protocol
+    return None
+
+
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+# -- the emulator ------------------------------------------------------------------------------
+
+class Emulator:
+    """The request handler of ``callscope serve``. Sessions of one protocol are served in turn
+    (round robin), so an agent loop gets its recorded turns in order."""
+
+    def __init__(self, sessions: Sequence[Loaded], defaults: Faults = Faults(),
+                 log: Callable[[str], None] | None = None) -> None:
+        if not sessions:
+            raise CallscopeError("serve needs at least one session")
+        self.sessions = list(sessions)
+        self.defaults = check_faults(defaults)
+        self.log = log or (lambda line: None)
+        self._turns: dict[str, int] = {}
+
+    def pick(self, protocol: str | None, name: str | None) -> Loaded | None:
+        if name:
+            for i, s in enumerate(self.sessions, 1):
+                if name in (str(i), s.name, _stem(s.name)):
+                    return s
+            return None
+        matching = [s for s in self.sessions if s.protocol == protocol]
+        if not matching:
+            return None
+        turn = self._turns.get(protocol or "", 0)
+        self._turns[protocol or ""] = turn + 1
+        return matching[turn % len(matching)]
+
+    async def handle(self, request: Request, out: Responder) -> None:
+        where = f"{request.method} {redact_url(request.target)}"
+        if request.method == "GET" and request.path in ("/", "/callscope"):
+            await self._index(out)
+            return
+        protocol = protocol_for_path(request.path)
+        if protocol is None:
+            self.log(f"{where} -> 404")
+            await _json(out, 404, {"error": {"message": f"callscope serve: no endpoint "
+                                             f"{request.path[:80]!r}", "type": "not_found"}})
+            return
+        try:
+            faults = self.defaults
+            for spec in (request.header(FAULT_HEADER), *request.query.get(FAULT_PARAM, ())):
+                if spec:
+                    faults = faults.merged(parse_faults(spec))
+        except FaultError as exc:
+            self.log(f"{where} -> 400 ({exc})")
+            await _json(out, 400, {"error": {"message": f"callscope serve: {exc}",
+                                             "type": "invalid_request_error"}})
+            return
+        problem = _not_streaming(request, protocol)
+        if problem:
+            self.log(f"{where} -> 400 ({problem})")
+            await _json(out, 400, {"error": {"message": f"callscope serve: {problem}",
+                                             "type": "invalid_request_error"}})
+            return
+        name = (request.header(SESSION_HEADER) or next(iter(request.query.get(SESSION_PARAM, ())),
+                                                        None) or faults.session)
+        session = self.pick(protocol, name)
+        if session is None:
+            loaded = ", ".join(f"{s.name} ({s.protocol})" for s in self.sessions)
+            what = f"session {name!r}" if name else f"{protocol} session"
+            self.log(f"{where} -> 404 (no {what})")
+            await _json(out, 404, {"error": {"message": f"callscope serve: no {what}; loaded: "
+                                             f"{loaded}", "type": "not_found"}})
+            return
+        result = await self.stream(session, faults, out)
+        self.log(f"{where} -> {session.name} ({session.protocol}): {result}")
+
+    async def stream(self, session: Loaded, faults: Faults, out: Responder) -> str:
+        """Answer with ``session`` under ``faults``; returns a short description of what was sent."""
+        status, body = faults.status, faults.body
+        if status is None and faults.cut is None and faults.frames is None and (
+                session.end.kind == "http_error"):
+            status = session.end.status or 500
+            body = (session.end.body or b"").decode("utf-8", "replace") if body is None else body
+        if status is not None:
+            payload = body.encode() if body is not None else orjson.dumps(
+                _ERROR_BODIES.get(session.protocol, _ERROR_BODIES["openai-chat"])(status))
+            await out.send_full(status, [("content-type", "application/json")], payload)
+            return f"HTTP {status}"
+        cut = faults.cut
+        if faults.frames is not None:
+            at = session.frame_end(faults.frames)
+            cut = at if cut is None else min(cut, at)
+        ending = faults.end or (_RECORDED_ENDINGS[session.end.kind] if cut is None else "close")
+        await out.start(200, [("content-type", session.content_type),
+                              ("cache-control", "no-cache"),
+                              ("x-callscope-session", session.name)])
+        await self._send(_pieces(session.chunks, faults.chunk, cut), faults, out)
+        if ending == "clean":
+            await out.end()
+        elif ending == "reset":
+            await out.reset()
+        elif ending == "stall":
+            await out.hold(faults.hold if faults.hold is not None else DEFAULT_HOLD)
+        else:
+            await out.close()
+        return f"{out.bytes_sent} B, {ending}"
+
+    async def _send(self, pieces: Iterable[TimedBytes], faults: Faults, out: Responder) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        speed = faults.speed or 1.0
+        for i, (t, data) in enumerate(pieces):
+            if faults.delay is not None:
+                if i and faults.delay:
+                    await asyncio.sleep(faults.delay)
+            elif t is not None and math.isfinite(speed):
+                wait = start + t / speed - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+            await out.send(data)
+
+    async def _index(self, out: Responder) -> None:
+        lines = ["callscope serve: sessions", *(
+            f"{i}. {s.name}  {s.protocol}  {s.size} B  end={s.end.kind}"
+            for i, s in enumerate(self.sessions, 1))]
+        await out.send_full(200, [("content-type", "text/plain; charset=utf-8")],
+                            ("\n".join(lines) + "\n").encode())
+
+
+def _pieces(chunks: list[TimedBytes], size: int | None, cut: int | None) -> Iterator[TimedBytes]:
+    chunking = Chunking("bytes", size=size) if size else Chunking("recorded")
+    return rechunk(chunks, chunking, cut)
+
+
+def _not_streaming(request: Request, protocol: str) -> str | None:
+    """Why the request does not ask for a stream (the emulator only streams), or None."""
+    if request.method != "POST":
+        return f"{request.method} is not supported here; POST a streaming request"
+    if protocol == "gemini-generate":
+        alt = request.query.get("alt", [])
+        return None if "sse" in alt else "add ?alt=sse (the emulator streams SSE only)"
+    try:
+        body = orjson.loads(request.body) if request.body else {}
+    except orjson.JSONDecodeError:
+        return "the request body is not JSON"
+    if isinstance(body, dict) and body.get("stream") is not True:
+        return 'the emulator only streams: set "stream": true'
+    return None
+
+
+async def _json(out: Responder, status: int, obj: Any) -> None:
+    await out.send_full(status, [("content-type", "application/json")], orjson.dumps(obj))
+
+
+def make_server(emulator: Emulator, port: int = 0) -> HTTPServer:
+    return HTTPServer(emulator.handle, port=port)

@@ -1,0 +1,362 @@
+"""``callscope serve``: provider endpoints, session choice, every fault, recorded timing and
+endings, and the official SDKs (when installed) consuming its streams. Loopback only."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import httpx
+import httpx_sse
+import orjson
+import pytest
+from callscope.core.engine import Engine
+from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
+from callscope.core.sse import decode_all
+from callscope.net.http1 import BackgroundServer
+from callscope.net.serve import (
+    Emulator,
+    FaultError,
+    Faults,
+    load,
+    make_server,
+    parse_faults,
+    protocol_for_path,
+)
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+CHAT_TEXT = FIXTURES / "openai-chat" / "plain_text_stop.sse"
+RESPONSES = FIXTURES / "openai-responses" / "single_function_call_gpt-5_with_reasoning.sse"
+ANTHROPIC = FIXTURES / "anthropic" / "tool_use_text_then_tool.sse"
+INTERACTIONS = (FIXTURES / "gemini-interactions"
+                / "steps_schema_function_call_requires_action.reconstructed.sse")
+GENERATE = (FIXTURES / "gemini-generatecontent"
+            / "gemini_api_complete_functionCall_one_chunk.reconstructed.sse")
+FAST = Faults(delay=0)
+
+ENDPOINT_CASES = [
+    ("/v1/chat/completions", CHAT, {"stream": True}),
+    ("/v1/responses", RESPONSES, {"stream": True}),
+    ("/v1/messages", ANTHROPIC, {"stream": True}),
+    ("/v1beta/interactions", INTERACTIONS, {"stream": True}),
+    ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", GENERATE, {"contents": []}),
+]
+
+
+def start(*paths: pathlib.Path | str, defaults: Faults = FAST, log: list[str] | None = None,
+          sessions: list | None = None) -> BackgroundServer:
+    loaded = sessions if sessions is not None else [load(str(p)) for p in paths]
+    emulator = Emulator(loaded, defaults, log=(log.append if log is not None else None))
+    return BackgroundServer(lambda: make_server(emulator))
+
+
+def post(url: str, path: str, *, body: dict | None = None, fault: str | None = None,
+         timeout: float = 5.0, headers: dict | None = None) -> tuple[httpx.Response, bytes, list]:
+    """POST and read the raw body; returns (response, bytes, reads). Raises transport errors
+    after attaching what was read to the exception (``exc.received``)."""
+    hdrs = dict(headers or {})
+    if fault is not None:
+        hdrs["x-callscope-fault"] = fault
+    reads: list[tuple[float, bytes]] = []
+    t0 = time.monotonic()
+    with httpx.Client(timeout=httpx.Timeout(timeout)) as client:
+        with client.stream("POST", url + path, json=body if body is not None else {"stream": True},
+                           headers=hdrs) as response:
+            try:
+                for data in response.iter_raw():
+                    reads.append((time.monotonic() - t0, data))
+            except httpx.TransportError as exc:
+                exc.received = b"".join(d for _, d in reads)  # type: ignore[attr-defined]
+                raise
+    return response, b"".join(d for _, d in reads), reads
+
+
+def engine_calls(data: bytes) -> dict[str, tuple[str | None, str]]:
+    engine = Engine()
+    engine.feed(data)
+    engine.close()
+    return {k: (c.name, c.text) for k, c in engine.state.calls.items()}
+
+
+# -- endpoints and sessions ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "fixture", "body"), ENDPOINT_CASES)
+def test_each_endpoint_streams_the_session_of_its_protocol(path, fixture, body):
+    with start(*(case[1] for case in ENDPOINT_CASES)) as url:
+        response, data, _ = post(url, path, body=body)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["transfer-encoding"] == "chunked"
+    assert "content-length" not in response.headers
+    assert data == fixture.read_bytes()
+
+
+def test_endpoint_table_matches_suffixes_only():
+    assert protocol_for_path("/openai/v1/chat/completions") == "openai-chat"
+    assert protocol_for_path("/v1/models/m-1:streamGenerateContent") == "gemini-generate"
+    assert protocol_for_path("/v1/chat/completions/extra") is None
+    assert protocol_for_path("/v1beta/models/m:generateContent") is None
+
+
+def test_session_chosen_by_header_query_or_index_and_round_robin():
+    with start(CHAT, CHAT_TEXT) as url:
+        by_header = post(url, "/v1/chat/completions",
+                         headers={"x-callscope-session": "plain_text_stop"})[1]
+        by_index = post(url, "/v1/chat/completions?callscope-session=1")[1]
+        turns = [post(url, "/v1/chat/completions")[1] for _ in range(3)]
+        missing, _, _ = post(url, "/v1/chat/completions", headers={"x-callscope-session": "nope"})
+        other, body, _ = post(url, "/v1/messages")
+    assert by_header == CHAT_TEXT.read_bytes()
+    assert by_index == CHAT.read_bytes()
+    assert turns == [CHAT.read_bytes(), CHAT_TEXT.read_bytes(), CHAT.read_bytes()]
+    assert missing.status_code == 404
+    assert other.status_code == 404 and b"no anthropic session" in body
+
+
+def test_protocol_from_the_session_header_wins_over_detection(tmp_path):
+    # Chat bytes labelled as anthropic in the header are served at the anthropic endpoint.
+    path = tmp_path / "labelled.jsonl"
+    save_session(str(path), SessionHeader(protocol="anthropic"),
+                 [Chunk(0.0, CHAT_TEXT.read_bytes())], StreamEnd("clean"))
+    with start(path) as url:
+        response, data, _ = post(url, "/v1/messages")
+    assert response.status_code == 200 and data == CHAT_TEXT.read_bytes()
+
+
+def test_requests_that_do_not_stream_are_refused_plainly():
+    with start(CHAT, GENERATE) as url:
+        no_stream, body1, _ = post(url, "/v1/chat/completions", body={"stream": False})
+        no_alt, body2, _ = post(url, "/v1beta/models/m:streamGenerateContent", body={})
+        unknown, _, _ = post(url, "/v2/whatever")
+        index = httpx.get(url + "/")
+    assert no_stream.status_code == 400 and b'only streams' in body1
+    assert no_alt.status_code == 400 and b"alt=sse" in body2
+    assert unknown.status_code == 404
+    assert "parallel_tool_calls_two_functions.sse" in index.text and "openai-chat" in index.text
+
+
+def test_httpx_sse_reads_the_same_events_as_the_engine():
+    with start(ANTHROPIC) as url, httpx.Client() as client:
+        with httpx_sse.connect_sse(client, "POST", url + "/v1/messages",
+                                   json={"stream": True}) as source:
+            events = [(e.event, e.data) for e in source.iter_sse()]
+    frames = [(f.event_type, f.data) for f in decode_all(ANTHROPIC.read_bytes()) if f.dispatch]
+    assert events == frames and len(events) > 5
+
+
+def test_keep_alive_connection_serves_several_streams():
+    with start(CHAT_TEXT) as url, httpx.Client() as client:
+        for _ in range(3):
+            response = client.post(url + "/v1/chat/completions", json={"stream": True})
+            assert response.content == CHAT_TEXT.read_bytes()
+
+
+# -- faults ----------------------------------------------------------------------------------------
+
+def test_cut_at_byte_closes_mid_body_or_ends_cleanly():
+    full = CHAT.read_bytes()
+    with start(CHAT) as url:
+        with pytest.raises(httpx.RemoteProtocolError) as cut:
+            post(url, "/v1/chat/completions", fault="cut=333")
+        response, clean, _ = post(url, "/v1/chat/completions?callscope-fault=cut:333,end:clean")
+    assert cut.value.received == full[:333]
+    assert response.status_code == 200 and clean == full[:333]
+
+
+def test_cut_after_n_frames():
+    full = RESPONSES.read_bytes()
+    frames = decode_all(full)
+    with start(RESPONSES) as url:
+        _, data, _ = post(url, "/v1/responses", fault="frames=4,end=clean")
+    assert data == full[:frames[3].end]
+    assert len(decode_all(data)) == 4
+
+
+def test_reset_after_n_bytes_is_a_tcp_reset():
+    full = CHAT.read_bytes()
+    with start(CHAT) as url:
+        with pytest.raises(httpx.ReadError) as reset:
+            post(url, "/v1/chat/completions", fault="reset=500")
+    assert "reset" in str(reset.value).lower()
+    assert reset.value.received == full[:500]
+
+
+def test_stall_holds_the_connection_until_the_client_times_out():
+    full = CHAT.read_bytes()
+    with start(CHAT) as url:
+        t0 = time.monotonic()
+        with pytest.raises(httpx.ReadTimeout) as stall:
+            post(url, "/v1/chat/completions", fault="stall=200,hold=30", timeout=0.4)
+        assert time.monotonic() - t0 < 5
+    assert stall.value.received == full[:200]
+
+
+def test_http_error_status_with_provider_shaped_or_given_body():
+    with start(ANTHROPIC, CHAT) as url:
+        shaped, body1, _ = post(url, "/v1/messages", fault="status=529")
+        given, body2, _ = post(url, "/v1/chat/completions",
+                               fault='status=429,body={"error":{"message":"slow, down"}}')
+    assert shaped.status_code == 529
+    assert orjson.loads(body1)["type"] == "error"
+    assert given.status_code == 429 and body2 == b'{"error":{"message":"slow, down"}}'
+
+
+def test_chunk_size_and_delay_flush_each_chunk():
+    full = CHAT.read_bytes()
+    with start(CHAT) as url:
+        _, data, reads = post(url, "/v1/chat/completions", fault="chunk=100,delay=0.15,cut=300,"
+                              "end=clean")
+    assert data == full[:300]
+    assert [len(d) for _, d in reads] == [100, 100, 100]
+    assert reads[0][0] < 0.12 <= reads[1][0]  # the first chunk came before the delays: no buffering
+    assert reads[2][0] - reads[0][0] >= 0.29
+
+
+def test_recorded_timing_and_speed(tmp_path):
+    path = tmp_path / "timed.jsonl"
+    data = CHAT_TEXT.read_bytes()
+    save_session(str(path), SessionHeader(), [Chunk(0.0, data[:50]), Chunk(0.3, data[50:])],
+                 StreamEnd("clean"))
+    with start(path, defaults=Faults()) as url:
+        _, recorded, slow = post(url, "/v1/chat/completions")
+        _, fast_data, fast = post(url, "/v1/chat/completions", fault="speed=inf")
+        _, _, faster = post(url, "/v1/chat/completions", fault="speed=3")
+    assert recorded == fast_data == data
+    assert slow[-1][0] >= 0.3 and slow[0][0] < 0.2
+    assert fast[-1][0] < 0.2
+    assert 0.1 <= faster[-1][0] < 0.25
+
+
+def test_recorded_endings_are_replayed(tmp_path):
+    data = CHAT.read_bytes()
+    reset, error = tmp_path / "reset.jsonl", tmp_path / "error.jsonl"
+    save_session(str(reset), SessionHeader(), [Chunk(0.0, data[:400])], StreamEnd("reset"))
+    save_session(str(error), SessionHeader(protocol="openai-chat"), [],
+                 StreamEnd("http_error", status=401, body=b'{"error":"bad key"}'))
+    with start(reset, error) as url:
+        with pytest.raises(httpx.ReadError) as exc:
+            post(url, "/v1/chat/completions?callscope-session=reset")
+        response, body, _ = post(url, "/v1/chat/completions?callscope-session=error")
+    assert exc.value.received == data[:400]
+    assert response.status_code == 401 and body == b'{"error":"bad key"}'
+
+
+def test_cli_defaults_apply_and_requests_override_them():
+    full = CHAT.read_bytes()
+    with start(CHAT, defaults=Faults(delay=0, cut=100, end="clean")) as url:
+        _, default, _ = post(url, "/v1/chat/completions")
+        _, override, _ = post(url, "/v1/chat/completions", fault="cut=250")
+    assert default == full[:100]
+    assert override == full[:250]
+
+
+def test_bad_fault_spec_is_a_400_not_a_crash():
+    with start(CHAT) as url:
+        response, body, _ = post(url, "/v1/chat/completions", fault="cut=-3")
+        again, data, _ = post(url, "/v1/chat/completions")
+    assert response.status_code == 400 and b"cut must be >= 0" in body
+    assert again.status_code == 200 and data == CHAT.read_bytes()
+
+
+def test_parse_faults():
+    assert parse_faults("cut=10, end=reset") == Faults(cut=10, end="reset")
+    assert parse_faults("reset=7") == Faults(cut=7, end="reset")
+    assert parse_faults("stall,hold=1.5") == Faults(end="stall", hold=1.5)
+    assert parse_faults("frames:3,chunk:5,delay:0.01,speed:inf") == Faults(
+        frames=3, chunk=5, delay=0.01, speed=float("inf"))
+    assert parse_faults("status=500,body=a,b=c") == Faults(status=500, body="a,b=c")
+    assert parse_faults("session=x") == Faults(session="x")
+    for bad in ("cut=x", "nope=1", "end=later", "chunk=0", "status=200", "speed=0", "=3"):
+        with pytest.raises(FaultError):
+            parse_faults(bad)
+
+
+def test_serve_command_prints_its_port_and_streams():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "callscope.net.cli", "serve", str(CHAT_TEXT),
+                             "--delay", "0"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("callscope serve: listening on http://127.0.0.1:")
+        url = line.split(" on ", 1)[1].strip()
+        response = httpx.post(url + "/v1/chat/completions", json={"stream": True}, timeout=5)
+        assert response.content == CHAT_TEXT.read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+
+
+# -- the official SDKs (only when installed) ------------------------------------------------------
+
+def test_openai_sdk_chat_completions_stream():
+    openai = pytest.importorskip("openai")
+    expected = engine_calls(CHAT.read_bytes())
+    with start(CHAT) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
+        calls: dict[int, list[str]] = {}
+        names: dict[int, str] = {}
+        for chunk in client.chat.completions.create(model="gpt-4o", messages=[], stream=True):
+            for choice in chunk.choices:
+                for tc in choice.delta.tool_calls or ():
+                    if tc.function and tc.function.name:
+                        names[tc.index] = tc.function.name
+                    calls.setdefault(tc.index, []).append(tc.function.arguments or "")
+    got = sorted((names[i], "".join(parts)) for i, parts in calls.items())
+    assert got == sorted(expected.values()) and len(got) == 2
+
+
+def test_openai_sdk_responses_stream():
+    openai = pytest.importorskip("openai")
+    expected = engine_calls(RESPONSES.read_bytes())
+    with start(RESPONSES) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
+        final = None
+        for event in client.responses.create(model="gpt-5", input="hi", stream=True):
+            if event.type == "response.completed":
+                final = event.response
+    assert final is not None
+    got = [(o.name, o.arguments) for o in final.output if o.type == "function_call"]
+    assert got == list(expected.values())
+
+
+def test_anthropic_sdk_messages_stream():
+    anthropic = pytest.importorskip("anthropic")
+    expected = engine_calls(ANTHROPIC.read_bytes())
+    with start(ANTHROPIC) as url:
+        client = anthropic.Anthropic(base_url=url, api_key="sk-ant-test", max_retries=0)
+        with client.messages.stream(model="claude-x", max_tokens=100, messages=[]) as stream:
+            message = stream.get_final_message()
+    got = [(b.name, b.input) for b in message.content if b.type == "tool_use"]
+    assert got == [(name, orjson.loads(text)) for name, text in expected.values()]
+
+
+def test_anthropic_sdk_sees_a_cut_stream_fail():
+    anthropic = pytest.importorskip("anthropic")
+    with start(ANTHROPIC) as url:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
+                                     default_headers={"x-callscope-fault": "cut=900"})
+        # Depending on the SDK version the transport error is wrapped (APIError) or not.
+        with pytest.raises(Exception) as failure:
+            with client.messages.stream(model="claude-x", max_tokens=100, messages=[]) as stream:
+                stream.get_final_message()
+    assert isinstance(failure.value, anthropic.APIError) or "incomplete" in str(failure.value)
+
+
+def test_google_genai_generate_content_stream():
+    pytest.importorskip("google.genai")
+    from google import genai
+    from google.genai import types
+
+    expected = engine_calls(GENERATE.read_bytes())
+    with start(GENERATE) as url:
+        client = genai.Client(api_key="g-test", http_options=types.HttpOptions(base_url=url))
+        calls = []
+        for chunk in client.models.generate_content_stream(model="gemini-3-pro-preview",
+                                                           contents="hi"):
+            calls += [(fc.name, fc.args) for fc in chunk.function_calls or ()]
+    assert calls == [(name, orjson.loads(text)) for name, text in expected.values()]
+    assert calls
