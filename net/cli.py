@@ -1,0 +1,241 @@
+"""The network subcommands: ``serve``, ``live`` and ``proxy``.
+
+``add_commands(subparsers)`` registers them on the main ``callscope`` parser; each parser gets
+``handler=cmd_*`` as a default, and :data:`HANDLERS` maps the command names to the same
+functions (``cmd(args, out) -> exit code``). Errors raised on purpose are
+:class:`~callscope.core.errors.CallscopeError` (one line, exit 2, printed by the caller).
+``python -m callscope.net.cli COMMAND ...`` runs them on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from ..core.errors import CallscopeError, InputError
+from .http1 import HTTPServer
+
+
+def _line_writer(out: TextIO) -> Callable[[str], None]:
+    def write(line: str) -> None:
+        from ..tui.table import inert
+
+        out.write(inert(line, 300) + "\n")
+        out.flush()
+    return write
+
+
+def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
+         on_close: Callable[[], Awaitable[None]] | None = None) -> int:
+    async def main() -> None:
+        try:
+            await server.start()
+        except OSError as exc:
+            raise CallscopeError(f"cannot listen on 127.0.0.1:{server.port}: "
+                                 f"{exc.strerror or exc}") from None
+        for line in banner(server.url):
+            out.write(line + "\n")
+        out.flush()
+        try:
+            await server.serve_forever()
+        finally:
+            if on_close is not None:
+                await on_close()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:  # Ctrl-C is how a server is meant to stop
+        out.write("stopped\n")
+    return 0
+
+
+# -- serve -------------------------------------------------------------------------------------
+
+def serve_faults(args: argparse.Namespace) -> Any:
+    from .serve import Faults, check_faults, parse_faults
+
+    flags = Faults(cut=args.cut, frames=args.frames, end=args.end, hold=args.hold,
+                   chunk=args.chunk, delay=args.delay, speed=args.speed, status=args.status,
+                   body=args.error_body)
+    spec = parse_faults(args.fault) if args.fault else Faults()
+    return check_faults(spec.merged(flags))
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from .serve import Emulator, load, make_server
+
+    sessions = [load(path) for path in args.sessions]
+    emulator = Emulator(sessions, serve_faults(args), log=_line_writer(out))
+
+    def banner(url: str) -> list[str]:
+        return [f"callscope serve: listening on {url}", *(
+            f"  {i}. {s.name} ({s.protocol}, {s.size} B, end={s.end.kind})"
+            for i, s in enumerate(sessions, 1))]
+
+    return _run(make_server(emulator, args.port), banner, out)
+
+
+# -- live --------------------------------------------------------------------------------------
+
+def read_tools(path: str | None) -> list[Any]:
+    if path is None:
+        return []
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, exc.strerror or "cannot read") from None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON ({exc})") from None
+    if isinstance(value, dict) and "tools" in value:
+        value = value["tools"]
+    if not isinstance(value, list):
+        raise InputError(path, "expected a JSON list of tool definitions")
+    return value
+
+
+def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
+    from ..core.engine import Engine
+    from ..core.records import turn_record
+    from ..core.session import Chunk, redact_url
+    from ..core.tools import ToolSet
+    from ..tui.table import TableWriter, inert
+    from .live import build_request, default_path, record
+
+    request = build_request(args.provider, args.model, " ".join(args.prompt),
+                            tools=read_tools(args.tools), base_url=args.base_url,
+                            max_tokens=args.max_tokens)
+    path = args.output or default_path(request.protocol)
+    engine = Engine(request.protocol, ToolSet(request.tools))
+    table = TableWriter(out, f"live {request.protocol} {redact_url(request.url)}")
+
+    def on_chunk(chunk: Chunk) -> None:
+        for step in engine.feed(chunk.data, chunk.t):
+            table.step(step, engine.pipeline)
+        out.flush()
+
+    result = record(request, path, on_chunk=on_chunk, timeout=args.timeout)
+    for step in engine.close():
+        table.step(step, engine.pipeline)
+    table.turn(turn_record(engine.pipeline))
+    end = result.end
+    if end.kind == "http_error":
+        body = (end.body or b"").decode("utf-8", "replace")
+        out.write(f"-- HTTP {end.status}: {inert(body, 300)}\n")
+    took = f", {end.at:.2f} s" if end.at is not None else ""
+    detail = f" ({inert(end.detail, 200)})" if end.detail else ""
+    out.write(f"-- stream: {end.kind}{detail}, {result.size} B in {result.chunks} chunks{took}\n")
+    for problem in result.disagreements:
+        out.write(f"-- httpx-sse disagrees: {inert(problem, 200)}\n")
+    out.write(f"wrote {path}\n")
+    return 0 if result.ok else 1
+
+
+# -- proxy -------------------------------------------------------------------------------------
+
+def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
+    from ..core.session import redact_url
+    from .proxy import RecordingProxy, make_server
+
+    proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=_line_writer(out))
+
+    def banner(url: str) -> list[str]:
+        return [f"callscope proxy: listening on {url} -> {redact_url(proxy.upstream)}",
+                f"  streamed responses are recorded in {args.dir}"]
+
+    return _run(make_server(proxy, args.port), banner, out, proxy.aclose)
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"not a count: {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _count(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a port: {text!r}")
+    return value
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``serve``, ``live`` and ``proxy`` on an ``add_subparsers()`` object."""
+    from .live import PROVIDER_NAMES
+    from .serve import ENDINGS
+
+    p = sub.add_parser("serve", help="emulate providers: stream sessions, with faults on request")
+    p.add_argument("sessions", nargs="+", metavar="SESSION")
+    p.add_argument("--port", type=_port, default=0, help="default: a free port (printed)")
+    p.add_argument("--fault", metavar="SPEC", help="default faults, e.g. cut=120,end=reset")
+    p.add_argument("--cut", type=_count, metavar="BYTES", help="end each body after BYTES")
+    p.add_argument("--frames", type=_count, metavar="N", help="end each body after N frames")
+    p.add_argument("--end", choices=sorted(ENDINGS), help="how a cut body ends (default close)")
+    p.add_argument("--hold", type=_seconds, metavar="S", help="how long a stall lasts")
+    p.add_argument("--chunk", type=_count, metavar="N", help="re-chunk into N-byte pieces")
+    p.add_argument("--delay", type=_seconds, metavar="S", help="fixed delay between chunks")
+    p.add_argument("--speed", type=float, metavar="F", help="recorded timing / F (inf: none)")
+    p.add_argument("--status", type=_count, metavar="CODE", help="answer with an HTTP error")
+    p.add_argument("--error-body", metavar="TEXT", help="the body of that error")
+    p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser("live", help="send one streaming request, read and record it")
+    p.add_argument("prompt", nargs="+", metavar="PROMPT")
+    p.add_argument("--provider", required=True, choices=PROVIDER_NAMES)
+    p.add_argument("--model", required=True)
+    p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
+    p.add_argument("-o", "--output", metavar="SESSION", help="default: ./live-PROTOCOL-TIME.jsonl")
+    p.add_argument("--base-url", metavar="URL", help="override the provider's base URL")
+    p.add_argument("--max-tokens", type=_count, default=1024, help="Anthropic max_tokens")
+    p.add_argument("--timeout", type=_seconds, default=120.0, metavar="S",
+                   help="read timeout (default 120)")
+    p.set_defaults(handler=cmd_live)
+
+    p = sub.add_parser("proxy", help="a recording reverse proxy in front of a provider")
+    p.add_argument("--upstream", required=True, metavar="URL")
+    p.add_argument("--port", type=_port, default=0, help="default: a free port (printed)")
+    p.add_argument("--dir", default="captures", help="where sessions go (default ./captures)")
+    p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
+                   help="upstream read timeout (default 600)")
+    p.set_defaults(handler=cmd_proxy)
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "serve": cmd_serve, "live": cmd_live, "proxy": cmd_proxy}
+COMMANDS = tuple(HANDLERS)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="callscope")
+    add_commands(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return HANDLERS[args.command](args, sys.stdout)
+    except CallscopeError as exc:
+        print(f"callscope: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""``callscope live``: one real streaming request, recorded byte for byte while the engine reads it.
+
+:func:`build_request` shapes the request for a provider (``PROTOCOLS.md`` §1-4: endpoint, auth
+header, body); :func:`record` sends it with httpx and hands every network read to a callback as
+it arrives (the command line feeds the engine and prints the table; the TUI can do the same)
+while a :class:`~callscope.core.session.SessionWriter` writes it to disk. The recorded bytes are
+``response.iter_raw()``'s, with ``Accept-Encoding: identity`` so that they are the SSE bytes.
+
+Transport faults never escape as exceptions: an HTTP error status (with its body), a reset, a
+read timeout, a closed connection, a refused connection each become the session's end, and the
+bytes received before are kept.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from ..core.errors import CallscopeError
+from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd, save_session
+from ..core.sse import decode_all
+
+MAX_ERROR_BODY = 1024 * 1024
+"""The most of an HTTP error body that is kept."""
+
+
+class MissingKey(CallscopeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Provider:
+    protocol: str
+    key_env: tuple[str, ...]
+    base_env: str
+    default_base: str
+    path: str
+    """Appended to the base URL; ``{model}`` is replaced."""
+    auth: Callable[[str], dict[str, str]]
+
+
+_BEARER: Callable[[str], dict[str, str]] = lambda key: {"authorization": f"Bearer {key}"}  # noqa: E731
+_GOOG: Callable[[str], dict[str, str]] = lambda key: {"x-goog-api-key": key}  # noqa: E731
+_OPENAI = ("OPENAI_API_KEY",)
+_GEMINI = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+_GEMINI_BASE = "https://generativelanguage.googleapis.com"
+
+PROVIDERS: dict[str, Provider] = {
+    "openai-responses": Provider("openai-responses", _OPENAI, "OPENAI_BASE_URL",
+                                 "https://api.openai.com/v1", "/responses", _BEARER),
+    "openai-chat": Provider("openai-chat", _OPENAI, "OPENAI_BASE_URL",
+                            "https://api.openai.com/v1", "/chat/completions", _BEARER),
+    "anthropic": Provider("anthropic", ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL",
+                          "https://api.anthropic.com", "/v1/messages",
+                          lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"}),
+    "gemini-generate": Provider("gemini-generate", _GEMINI, "GOOGLE_GEMINI_BASE_URL",
+                                _GEMINI_BASE,
+                                "/v1beta/models/{model}:streamGenerateContent?alt=sse", _GOOG),
+    "gemini-interactions": Provider("gemini-interactions", _GEMINI, "GOOGLE_GEMINI_BASE_URL",
+                                    _GEMINI_BASE, "/v1beta/interactions", _GOOG),
+}
+"""Keyed by protocol name. The base URL variables are the ones each official SDK reads."""
+
+ALIASES = {"openai": "openai-responses", "gemini": "gemini-generate", "google": "gemini-generate"}
+PROVIDER_NAMES = (*PROVIDERS, *ALIASES)
+
+
+@dataclass(frozen=True)
+class LiveRequest:
+    protocol: str
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    tools: list[Any] = field(default_factory=list)
+    command: str = ""
+
+
+def _bare(tool: Any) -> bool:
+    """A provider-neutral definition ``{"name", "description"?, "parameters"?}``."""
+    return isinstance(tool, dict) and "name" in tool and not (
+        {"type", "function", "input_schema", "functionDeclarations"} & tool.keys())
+
+
+def shape_tools(protocol: str, tools: list[Any]) -> list[Any]:
+    """Tool definitions in the provider's shape. Neutral ``{name, description, parameters}``
+    entries are converted; anything else is assumed to be in the provider's shape already."""
+    out: list[Any] = []
+    gemini: list[Any] = []
+    for tool in tools:
+        if not _bare(tool):
+            out.append(tool)
+            continue
+        schema = tool.get("parameters") or {"type": "object", "properties": {}}
+        plain = {"name": tool["name"], **({"description": tool["description"]}
+                                          if "description" in tool else {})}
+        if protocol == "openai-chat":
+            out.append({"type": "function", "function": {**plain, "parameters": schema}})
+        elif protocol == "anthropic":
+            out.append({**plain, "input_schema": schema})
+        elif protocol == "gemini-generate":
+            gemini.append({**plain, "parameters": schema})
+        else:
+            out.append({"type": "function", **plain, "parameters": schema})
+    if gemini:
+        out.append({"functionDeclarations": gemini})
+    return out
+
+
+def _body(protocol: str, model: str, prompt: str, tools: list[Any],
+          max_tokens: int) -> dict[str, Any]:
+    extra: dict[str, Any] = {"tools": tools} if tools else {}
+    if protocol == "openai-chat":
+        return {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True,
+                "stream_options": {"include_usage": True}, **extra}
+    if protocol == "anthropic":
+        return {"model": model, "max_tokens": max_tokens, "stream": True,
+                "messages": [{"role": "user", "content": prompt}], **extra}
+    if protocol == "gemini-generate":
+        return {"contents": [{"role": "user", "parts": [{"text": prompt}]}], **extra}
+    return {"model": model, "input": prompt, "stream": True, **extra}
+
+
+def build_request(provider: str, model: str, prompt: str, *, tools: list[Any] | None = None,
+                  base_url: str | None = None, env: Mapping[str, str] | None = None,
+                  max_tokens: int = 1024) -> LiveRequest:
+    """The streaming request for ``provider`` (a protocol name or an alias). Raises
+    :class:`MissingKey` when no API key variable is set."""
+    env = os.environ if env is None else env
+    spec = PROVIDERS.get(ALIASES.get(provider, provider))
+    if spec is None:
+        raise CallscopeError(f"unknown provider {provider!r} (one of: {', '.join(PROVIDER_NAMES)})")
+    key = next((env[name] for name in spec.key_env if env.get(name)), None)
+    if key is None:
+        raise MissingKey(f"no API key for {spec.protocol}: set {' or '.join(spec.key_env)}")
+    base = (base_url or env.get(spec.base_env) or spec.default_base).rstrip("/")
+    shaped = shape_tools(spec.protocol, list(tools or []))
+    headers = {**spec.auth(key), "content-type": "application/json",
+               "accept": "text/event-stream", "accept-encoding": "identity"}
+    return LiveRequest(spec.protocol, base + spec.path.replace("{model}", model), headers,
+                       _body(spec.protocol, model, prompt, shaped, max_tokens), shaped,
+                       f"callscope live --provider {provider} --model {model}")
+
+
+# -- recording ---------------------------------------------------------------------------------
+
+@dataclass
+class LiveResult:
+    path: str
+    end: StreamEnd
+    status: int | None = None
+    size: int = 0
+    chunks: int = 0
+    content_type: str = ""
+    disagreements: list[str] = field(default_factory=list)
+    """Where httpx-sse read the recorded bytes differently from the engine's decoder."""
+
+    @property
+    def ok(self) -> bool:
+        return self.end.kind == "clean"
+
+
+def _is_reset(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionResetError) or getattr(seen, "errno", None) in (
+                errno.ECONNRESET, errno.EPIPE):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return "reset by peer" in str(exc).lower()
+
+
+def transport_end(exc: BaseException, at: float) -> StreamEnd:
+    """The session end for a transport exception (the exception never escapes)."""
+    text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")[:300]
+    if isinstance(exc, httpx.ConnectTimeout):
+        return StreamEnd("timeout", detail=f"connect timeout: {text}", at=at)
+    if isinstance(exc, httpx.TimeoutException):
+        return StreamEnd("timeout", detail=text, at=at)
+    if isinstance(exc, httpx.ConnectError):
+        return StreamEnd("error", detail=f"cannot connect: {text}", at=at)
+    if _is_reset(exc):
+        return StreamEnd("reset", detail=text, at=at)
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return StreamEnd("cut", detail=text, at=at)
+    return StreamEnd("error", detail=text, at=at)
+
+
+def _header(request: LiveRequest, recorded_at: str, response: httpx.Response | None) -> SessionHeader:
+    return SessionHeader(
+        protocol=request.protocol, source="live", recorded_at=recorded_at,
+        provenance=request.command or None, tools=request.tools or None,
+        request={"method": "POST", "url": request.url, "headers": dict(request.headers),
+                 "body": request.body},
+        status=response.status_code if response is not None else None,
+        response_headers=dict(response.headers.multi_items()) if response is not None else None)
+
+
+def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None] | None = None,
+           timeout: float = 120.0, connect_timeout: float = 10.0,
+           client: httpx.Client | None = None) -> LiveResult:
+    """Send ``request``, write the session to ``path`` as the bytes arrive, call ``on_chunk``
+    for each read. Returns how it ended; a transport fault is a result, not an exception
+    (KeyboardInterrupt is re-raised once the session is saved)."""
+    recorded_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+    own = client is None
+    http = client or httpx.Client(timeout=httpx.Timeout(timeout, connect=connect_timeout))
+    start = time.monotonic()
+    result = LiveResult(path, StreamEnd("missing"))
+    received = bytearray()  # for the httpx-sse cross-check
+    try:
+        with http.stream("POST", request.url, headers=request.headers,
+                         json=request.body) as response:
+            result.status = response.status_code
+            result.content_type = response.headers.get("content-type", "")
+            with SessionWriter(path, _header(request, recorded_at, response)) as writer:
+                interrupted: BaseException | None = None
+                try:
+                    if response.status_code >= 400:
+                        result.end = _error_end(response, start)
+                    else:
+                        for data in response.iter_raw():
+                            chunk = Chunk(time.monotonic() - start, data)
+                            writer.write(chunk)
+                            received += data
+                            result.size += len(data)
+                            result.chunks += 1
+                            if on_chunk is not None:
+                                on_chunk(chunk)
+                        result.end = StreamEnd("clean", at=time.monotonic() - start)
+                except httpx.TransportError as exc:
+                    result.end = transport_end(exc, time.monotonic() - start)
+                except KeyboardInterrupt as exc:
+                    result.end = StreamEnd("cut", detail="interrupted by the user",
+                                           at=time.monotonic() - start)
+                    interrupted = exc
+                writer.finish(result.end)
+                if interrupted is not None:
+                    raise interrupted
+    except httpx.TransportError as exc:  # before any response: nothing but the fact
+        result.end = transport_end(exc, time.monotonic() - start)
+        save_session(path, _header(request, recorded_at, None), (), result.end)
+    finally:
+        if own:
+            http.close()
+    if result.status is not None and result.status < 400:
+        result.disagreements = cross_check(bytes(received))
+    return result
+
+
+def _error_end(response: httpx.Response, start: float) -> StreamEnd:
+    body = bytearray()
+    detail = None
+    try:
+        for data in response.iter_raw():
+            body += data[:MAX_ERROR_BODY - len(body)]
+            if len(body) >= MAX_ERROR_BODY:
+                detail = f"body cut at {MAX_ERROR_BODY} bytes"
+                break
+    except httpx.TransportError as exc:
+        detail = f"body incomplete: {type(exc).__name__}: {exc}"[:300]
+    return StreamEnd("http_error", status=response.status_code, body=bytes(body), detail=detail,
+                     at=time.monotonic() - start)
+
+
+def cross_check(data: bytes, limit: int = 5) -> list[str]:
+    """Compare httpx-sse's reading of the bytes with the engine's SSE decoder: the dispatched
+    events (type, data) in order. Events with empty data are left out on both sides (httpx-sse
+    dispatches an ``event:``-only block, which the standard does not). Returns differences."""
+    import httpx_sse
+
+    if not data:
+        return []
+    fake = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=data)
+    try:
+        theirs = [(e.event, e.data) for e in httpx_sse.EventSource(fake).iter_sse() if e.data]
+    except Exception as exc:  # a third-party reader failing is itself the disagreement
+        return [f"httpx-sse failed: {type(exc).__name__}: {exc}"[:200]]
+    ours = [(f.event_type, f.data) for f in decode_all(data) if f.dispatch and f.data]
+    found: list[str] = []
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+        if a != b and len(found) < limit:
+            found.append(f"event {i}: engine {a[0]!r} {a[1][:60]!r}, httpx-sse {b[0]!r} "
+                         f"{b[1][:60]!r}")
+    if len(ours) != len(theirs):
+        found.append(f"engine dispatched {len(ours)} events, httpx-sse {len(theirs)}")
+    return found
+
+
+def default_path(protocol: str, directory: str = ".") -> str:
+    """``live-PROTOCOL-TIME.jsonl``, numbered when that name is taken."""
+    stem = os.path.join(directory, f"live-{protocol}-{datetime.now():%Y%m%d-%H%M%S}")
+    path, n = f"{stem}.jsonl", 1
+    while os.path.exists(path):
+        n += 1
+        path = f"{stem}-{n}.jsonl"
+    return path

@@ -1,0 +1,267 @@
+"""``callscope live`` against ``callscope serve`` on loopback: request shapes per provider, the
+recording, transport faults as session facts, the httpx-sse cross-check, and no key on disk."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import pathlib
+import socket
+
+import pytest
+from callscope.core.engine import Engine
+from callscope.core.errors import CallscopeError
+from callscope.core.importers import open_input
+from callscope.core.session import REDACTED
+from callscope.net.cli import add_commands
+from callscope.net.http1 import BackgroundServer
+from callscope.net.live import (
+    MissingKey,
+    build_request,
+    cross_check,
+    record,
+    shape_tools,
+)
+from callscope.net.serve import Emulator, Faults, load, make_server
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+ANTHROPIC = FIXTURES / "anthropic" / "tool_use_text_then_tool.sse"
+GENERATE = (FIXTURES / "gemini-generatecontent"
+            / "gemini_api_complete_functionCall_one_chunk.reconstructed.sse")
+KEY = "sk-live-SECRET-4f1c9a"
+MID_CALL = ANTHROPIC.read_bytes().index(b"input_json_delta") + 40
+"""A byte offset inside the tool call's argument deltas."""
+WEATHER = {"name": "get_weather", "description": "weather",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+
+
+@pytest.fixture
+def server():
+    emulator = Emulator([load(str(p)) for p in (CHAT, ANTHROPIC, GENERATE)], Faults(delay=0))
+    with BackgroundServer(lambda: make_server(emulator)) as url:
+        yield url
+
+
+@pytest.fixture
+def keys(monkeypatch):
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                 "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(list(argv))
+    out = io.StringIO()
+    return args.handler(args, out), out.getvalue()
+
+
+def chunks_of(path) -> bytes:
+    return b"".join(c.data for c in open_input(str(path)).chunks())
+
+
+# -- request shapes --------------------------------------------------------------------------------
+
+def test_request_per_provider(keys):
+    chat = build_request("openai-chat", "gpt-4o", "hi", tools=[WEATHER], base_url="http://x/v1")
+    assert chat.url == "http://x/v1/chat/completions"
+    assert chat.headers["authorization"] == f"Bearer {KEY}"
+    assert chat.body["messages"] == [{"role": "user", "content": "hi"}] and chat.body["stream"]
+    assert chat.body["tools"][0]["function"]["name"] == "get_weather"
+
+    responses = build_request("openai", "gpt-5", "hi")
+    assert responses.url == "https://api.openai.com/v1/responses"
+    assert responses.body == {"model": "gpt-5", "input": "hi", "stream": True}
+
+    claude = build_request("anthropic", "claude-x", "hi", tools=[WEATHER], max_tokens=77)
+    assert claude.url == "https://api.anthropic.com/v1/messages"
+    assert claude.headers["x-api-key"] == KEY and "anthropic-version" in claude.headers
+    assert claude.body["max_tokens"] == 77
+    assert claude.body["tools"][0]["input_schema"] == WEATHER["parameters"]
+
+    gemini = build_request("gemini", "gemini-2.5-flash", "hi", tools=[WEATHER])
+    assert gemini.url.endswith("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+    assert gemini.headers["x-goog-api-key"] == KEY and "key=" not in gemini.url
+    assert gemini.body["tools"] == [{"functionDeclarations": [WEATHER]}]
+
+    interactions = build_request("gemini-interactions", "gemini-3", "hi", tools=[WEATHER])
+    assert interactions.url.endswith("/v1beta/interactions")
+    assert interactions.body["tools"] == [{"type": "function", **WEATHER}]
+    assert all(r.headers["accept-encoding"] == "identity"
+               for r in (chat, responses, claude, gemini, interactions))
+
+
+def test_tools_already_in_provider_shape_pass_verbatim():
+    native = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    assert shape_tools("openai-chat", [native]) == [native]
+    server_tool = {"type": "web_search"}
+    assert shape_tools("openai-responses", [server_tool]) == [server_tool]
+
+
+def test_base_url_and_key_from_the_environment(keys, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")
+    assert build_request("anthropic", "m", "p").url == "http://127.0.0.1:9/v1/messages"
+    monkeypatch.delenv("GEMINI_API_KEY")
+    monkeypatch.setenv("GOOGLE_API_KEY", "g-other")
+    assert build_request("gemini", "m", "p").headers["x-goog-api-key"] == "g-other"
+
+
+def test_missing_key_is_one_clear_line(keys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(MissingKey) as exc:
+        build_request("openai-chat", "m", "p")
+    assert str(exc.value) == "no API key for openai-chat: set OPENAI_API_KEY"
+    assert isinstance(exc.value, CallscopeError)  # so the command line exits 2
+    with pytest.raises(CallscopeError, match="unknown provider"):
+        build_request("mistral", "m", "p")
+
+
+def test_missing_key_exits_2_from_the_command_line(keys, monkeypatch, capsys):
+    from callscope.net.cli import main
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["live", "--provider", "anthropic", "--model", "m", "hello"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "callscope: no API key for anthropic: set ANTHROPIC_API_KEY"
+
+
+# -- recording ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("provider", "fixture"), [
+    ("openai-chat", CHAT), ("anthropic", ANTHROPIC), ("gemini", GENERATE)])
+def test_records_every_byte_as_it_arrives(keys, server, tmp_path, provider, fixture):
+    base = server + "/v1" if provider.startswith("openai") else server
+    request = build_request(provider, "m", "hi", base_url=base)
+    seen: list[bytes] = []
+    result = record(request, str(tmp_path / "s.jsonl"), on_chunk=lambda c: seen.append(c.data))
+    assert result.ok and result.status == 200 and result.disagreements == []
+    session = open_input(str(tmp_path / "s.jsonl"))
+    assert b"".join(seen) == chunks_of(tmp_path / "s.jsonl") == fixture.read_bytes()
+    assert session.end.kind == "clean" and session.header.source == "live"
+    assert session.header.protocol == request.protocol and session.header.status == 200
+    headers = session.header.request["headers"]
+    assert REDACTED in headers.values() and KEY not in str(session.header)
+
+
+def test_live_command_prints_the_engine_table_and_writes_the_session(keys, server, tmp_path):
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "get_weather", "parameters": {"type": "object"}},'
+                     ' {"name": "get_time", "parameters": {"type": "object"}}]')
+    out_path = tmp_path / "live.jsonl"
+    code, out = run_cli("live", "--provider", "openai-chat", "--model", "gpt-4o",
+                        "--base-url", server + "/v1", "--tools", str(tools), "-o", str(out_path),
+                        "what", "is", "the", "weather")
+    assert code == 0
+    engine = Engine("openai-chat")
+    engine.feed(CHAT.read_bytes())
+    engine.close()
+    for key in engine.state.calls:  # every call the engine finds is in the live table
+        assert f"call {key} opened" in out
+    assert "-- turn: openai-chat, complete" in out
+    assert "-- stream: clean, 7728 B" in out and f"wrote {out_path}" in out
+    assert chunks_of(out_path) == CHAT.read_bytes()
+    session = open_input(str(out_path))
+    assert session.header.request["body"]["messages"][0]["content"] == "what is the weather"
+    assert [t["function"]["name"] for t in session.header.tools] == ["get_weather", "get_time"]
+
+
+# -- transport faults become facts -------------------------------------------------------------------
+
+def live_with_fault(server, tmp_path, fault: str, *extra: str) -> tuple[int, str, object]:
+    path = tmp_path / "fault.jsonl"
+    code, out = run_cli("live", "--provider", "anthropic", "--model", "m", "--base-url",
+                        server, "-o", str(path), *extra, "hi")
+    return code, out, open_input(str(path))
+
+
+@pytest.fixture
+def faulty(keys, monkeypatch):
+    """Sends ``x-callscope-fault`` with every live request (set ``faulty.spec``)."""
+    import callscope.net.live as live
+
+    class Spec:
+        spec = ""
+
+    original = live.build_request
+
+    def with_fault(*args, **kwargs):
+        request = original(*args, **kwargs)
+        request.headers["x-callscope-fault"] = Spec.spec
+        return request
+
+    monkeypatch.setattr(live, "build_request", with_fault)
+    return Spec
+
+
+def test_http_error_keeps_status_and_body(server, tmp_path, faulty):
+    faulty.spec = 'status=529,body={"type":"error","error":{"type":"overloaded_error"}}'
+    code, out, session = live_with_fault(server, tmp_path, "")
+    assert code == 1
+    assert session.end.kind == "http_error" and session.end.status == 529
+    assert session.end.body == b'{"type":"error","error":{"type":"overloaded_error"}}'
+    assert "-- HTTP 529" in out and list(session.chunks()) == []
+
+
+@pytest.mark.parametrize(("spec", "kind"), [
+    (f"reset={MID_CALL}", "reset"), (f"cut={MID_CALL}", "cut"),
+    (f"stall={MID_CALL},hold=30", "timeout")])
+def test_mid_stream_faults_keep_the_bytes_and_the_turn_is_refused(server, tmp_path, faulty,
+                                                                    spec, kind):
+    faulty.spec = spec
+    code, out, session = live_with_fault(server, tmp_path, "", "--timeout", "0.4")
+    assert code == 1
+    assert session.end.kind == kind and session.end.detail
+    data = chunks_of(tmp_path / "fault.jsonl")
+    assert data == ANTHROPIC.read_bytes()[:MID_CALL]
+    engine = Engine("anthropic")
+    engine.feed(data)
+    engine.close()
+    assert not engine.state.complete
+    assert engine.pipeline.decisions and all(
+        d.action == "refuse" and d.reason == "truncated" for d in engine.pipeline.decisions.values())
+    assert f"-- stream: {kind}" in out and "REFUSE" in out
+
+
+def test_connection_refused_is_a_session_too(keys, tmp_path):
+    with socket.socket() as s:  # a port that was free a moment ago and has no listener now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out = run_cli("live", "--provider", "openai-chat", "--model", "m", "--base-url",
+                        f"http://127.0.0.1:{port}/v1", "-o", str(tmp_path / "r.jsonl"), "hi")
+    session = open_input(str(tmp_path / "r.jsonl"))
+    assert code == 1
+    assert session.end.kind == "error" and "cannot connect" in session.end.detail
+    assert list(session.chunks()) == [] and session.header.status is None
+    assert "-- stream: error" in out
+
+
+# -- cross-check and secrets ----------------------------------------------------------------------
+
+def test_cross_check_agrees_on_real_streams_and_reports_a_bom():
+    for fixture in (CHAT, ANTHROPIC, GENERATE):
+        assert cross_check(fixture.read_bytes()) == []
+    # The standard strips one leading BOM; httpx-sse's text decoding keeps it, so its first
+    # field name is "\ufeffdata" and it loses the first event.
+    problems = cross_check(b"\xef\xbb\xbfdata: 1\n\ndata: 2\n\n")
+    assert problems and any("httpx-sse" in p for p in problems)
+
+
+def test_no_key_reaches_disk_or_output(keys, server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default output path is the current directory
+    outputs = []
+    for provider, base in (("openai-chat", server + "/v1"), ("anthropic", server),
+                           ("gemini", server)):
+        code, out = run_cli("live", "--provider", provider, "--model", "m", "--base-url",
+                            base, "hello")
+        assert code == 0
+        outputs.append(out)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) >= 3  # three sessions in the default place
+    for path in written:
+        assert KEY.encode() not in path.read_bytes(), path
+    assert all(KEY not in out for out in outputs)
