@@ -28,6 +28,7 @@ from .events import (
     UsageReported,
 )
 from .jsonprefix import Draft, JsonPrefixChecker
+from .limits import DEFAULT_LIMITS, Limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,14 @@ class TurnState:
     usage: dict[str, Any] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
     text: dict[str, list[str]] = field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
+    halted: str | None = None
+    """Why the engine stopped interpreting this turn (a limit), or None."""
+
+    def halt(self, frame: int | None, reason: str) -> Anomaly:
+        """Stop interpreting at a limit; the gate refuses every call of a halted turn."""
+        self.halted = self.halted or reason
+        return Anomaly(frame, "limit_exceeded", reason)
 
     @property
     def complete(self) -> bool:
@@ -131,6 +140,13 @@ class TurnState:
     def apply(self, event: CallEvent) -> list[Anomaly]:
         """Apply one event; return the anomalies the accumulator itself found."""
         found: list[Anomaly] = []
+        if self.halted is not None:
+            return found
+        limit = self._over_limit(event)
+        if limit is not None:
+            found.append(self.halt(getattr(event, "frame", None), limit))
+            self.anomalies += found
+            return found
         match event:
             case CallOpened():
                 self._open(event, found)
@@ -171,6 +187,19 @@ class TurnState:
             if anomaly.key is not None and anomaly.key in self.calls:
                 self.calls[anomaly.key].anomalies.append(anomaly)
         return [a for a in found if a is not event]
+
+    def _over_limit(self, event: CallEvent) -> str | None:
+        limits = self.limits
+        if isinstance(event, CallOpened) and event.key not in self.calls:
+            if len(self.calls) >= limits.max_calls:
+                return f"more than {limits.max_calls} calls in one turn"
+        elif isinstance(event, ArgumentsAppended | ArgumentsSet):
+            call = self.calls.get(event.key)
+            size = len(event.fragment if isinstance(event, ArgumentsAppended) else event.text)
+            current = call.length if call and isinstance(event, ArgumentsAppended) else 0
+            if current + size > limits.max_argument_chars:
+                return f"arguments of {event.key} longer than {limits.max_argument_chars} characters"
+        return None
 
     def _open(self, event: CallOpened, found: list[Anomaly]) -> None:
         call = self.calls.get(event.key)

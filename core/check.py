@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine import CallPipeline, DecisionStep
+from .engine import CallPipeline, DecisionStep, Engine
 from .harness import Decision
+from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes, replay
-from .sse import Frame, decode_all
+from .sse import Frame, SSEDecoder
 from .tools import ToolSet
 
 Outcome = dict[str, tuple[str, str | None, Any]]  # call -> (action, reason, arguments)
@@ -64,9 +65,11 @@ def _outcome(decisions: dict[str, Decision]) -> Outcome:
 
 
 def _replay_outcome(chunks: Sequence[TimedBytes], chunking: Chunking, protocol: str | None,
-                    tools: ToolSet, cut_at: int | None = None) -> Outcome:
+                    tools: ToolSet, cut_at: int | None = None,
+                    limits: Limits = DEFAULT_LIMITS) -> Outcome:
     decisions = {}
-    for step in replay(chunks, protocol=protocol, tools=tools, chunking=chunking, cut_at=cut_at):
+    engine = Engine(protocol, tools, limits)
+    for step in replay(chunks, chunking=chunking, cut_at=cut_at, engine=engine):
         if isinstance(step, DecisionStep):
             decisions[step.decision.call] = step.decision
     return _outcome(decisions)
@@ -81,26 +84,29 @@ def dispatch_point(frame: Frame) -> int:
 
 
 def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None,
-                tools: ToolSet, seeds: Sequence[int] = (1, 2, 3)) -> CheckReport:
+                tools: ToolSet, seeds: Sequence[int] = (1, 2, 3),
+                limits: Limits = DEFAULT_LIMITS) -> CheckReport:
     data = b"".join(c for _, c in chunks)
     report = CheckReport(source, len(data))
 
     # 1. Chunkings must not change decisions.
-    baseline = _replay_outcome(chunks, Chunking("recorded"), protocol, tools)
+    baseline = _replay_outcome(chunks, Chunking("recorded"), protocol, tools, limits=limits)
     modes = [Chunking("recorded"), Chunking("whole"), Chunking("bytes", size=1),
              *(Chunking("random", seed=s) for s in seeds)]
     for mode in modes:
         report.chunkings.append(str(mode))
-        got = baseline if mode.mode == "recorded" else _replay_outcome(chunks, mode, protocol, tools)
+        got = baseline if mode.mode == "recorded" else _replay_outcome(
+            chunks, mode, protocol, tools, limits=limits)
         if got != baseline:
             report.violations.append(f"chunking {mode} changed the decisions")
     report.executed = sum(1 for a, _, _ in baseline.values() if a == "execute")
     report.refused = len(baseline) - report.executed
 
     # 2. Every cut offset, one class per frame boundary.
-    frames = decode_all(data)
+    decoder = SSEDecoder(limits.max_block_bytes)
+    frames = decoder.feed(data) + decoder.close()
     points = [dispatch_point(f) for f in frames]
-    pipeline = CallPipeline(protocol, tools)
+    pipeline = CallPipeline(protocol, tools, limits)
     memo = {id(tools): tools}
     outcomes: list[Outcome] = []
     terminal_class: int | None = None
@@ -132,7 +138,7 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
     samples.update(p + d for p in points[:4] for d in (0, 1) if p < len(data))
     for k in sorted(samples):
         m = bisect_left(points, k)  # frames whose dispatch point is < k
-        real = _replay_outcome(chunks, Chunking("recorded"), protocol, tools, cut_at=k)
+        real = _replay_outcome(chunks, Chunking("recorded"), protocol, tools, cut_at=k, limits=limits)
         if real != outcomes[m]:
             report.violations.append(f"internal: the cut at byte {k} disagrees with its class")
     return report

@@ -18,6 +18,7 @@ from .detect import detect
 from .events import Anomaly, CallEvent, TurnEnded
 from .harness import Decision, GateContext, decide
 from .jsonprefix import Draft
+from .limits import DEFAULT_LIMITS, Limits
 from .providers import reader_for
 from .providers.base import ProtocolReader
 from .sse import Frame, SSEDecoder
@@ -70,11 +71,12 @@ Step = ChunkStep | FrameStep | CallStep | WaitStep | DecisionStep
 class CallPipeline:
     """Frames in, call events and decisions out (everything after SSE framing)."""
 
-    def __init__(self, protocol: str | None = None, tools: ToolSet | None = None) -> None:
+    def __init__(self, protocol: str | None = None, tools: ToolSet | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self.tools = tools if tools is not None else ToolSet()
         self.protocol_fixed = protocol is not None
         self.reader: ProtocolReader | None = None
-        self.state = TurnState(protocol or "unknown")
+        self.state = TurnState(protocol or "unknown", limits=limits)
         self.decisions: dict[str, Decision] = {}
         self.last_frame: int | None = None
         self._undetected: list[Frame] = []
@@ -89,7 +91,12 @@ class CallPipeline:
 
     def frame(self, frame: Frame) -> list[Step]:
         self.last_frame = frame.index
-        if not frame.dispatch:
+        if frame.overflow:
+            anomaly = self.state.halt(frame.index, f"frame {frame.index} is larger than "
+                                      f"{self.state.limits.max_block_bytes} bytes")
+            self.state.anomalies.append(anomaly)
+            return [CallStep(anomaly)]
+        if not frame.dispatch or self.state.halted:
             return []
         if self.reader is None and not self.protocol_fixed:
             found = detect(frame)
@@ -159,9 +166,10 @@ class CallPipeline:
 class Engine:
     """The whole engine: ``feed(bytes) -> [Step]``, ``close() -> [Step]``."""
 
-    def __init__(self, protocol: str | None = None, tools: ToolSet | None = None) -> None:
-        self.decoder = SSEDecoder()
-        self.pipeline = CallPipeline(protocol, tools)
+    def __init__(self, protocol: str | None = None, tools: ToolSet | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
+        self.decoder = SSEDecoder(limits.max_block_bytes)
+        self.pipeline = CallPipeline(protocol, tools, limits)
         self.chunks = 0
 
     @property

@@ -77,6 +77,8 @@ Check = Callable[[GateContext, CallBuffer, Parsed | None], tuple[Reason, str] | 
 
 def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason, str] | None:
     turn = ctx.turn
+    if turn.halted:
+        return "truncated", f"the engine stopped reading at a limit: {turn.halted}"
     if not turn.complete:
         return "truncated", "the terminal signal never came"
     if turn.failed:
@@ -148,7 +150,8 @@ def call_parse_error(call: CallBuffer, empty_means_object: bool) -> str:
 def decide(call: CallBuffer, ctx: GateContext, frame: int | None) -> Decision:
     """The gate's decision for one call of a turn that has ended (or been cut)."""
     signal = ctx.turn.terminal.signal if ctx.turn.terminal else None
-    parsed = parse_arguments(call, ctx.empty_means_object) if ctx.turn.complete else None
+    readable = ctx.turn.complete and not ctx.turn.halted
+    parsed = parse_arguments(call, ctx.empty_means_object) if readable else None
     lenient = lenient_verdict(call, ctx)
     for _, check in GATE:
         refusal = check(ctx, call, parsed)

@@ -30,7 +30,7 @@ def frame_record(step: FrameStep) -> dict[str, Any]:
     return {
         "kind": "frame", "index": f.index, "start": f.start, "end": f.end, "event": f.event,
         "data": f.data, "id": f.last_event_id, "retry": f.retry, "dispatch": f.dispatch,
-        "terminated": f.terminated, "comments": list(f.comments),
+        "terminated": f.terminated, "overflow": f.overflow, "comments": list(f.comments),
         "chunks": [f.first_chunk, f.last_chunk],
     }
 
@@ -130,5 +130,6 @@ def turn_record(pipeline: CallPipeline) -> dict[str, Any]:
         "error": state.errors[0].message if state.errors else None,
         "usage": state.usage or None,
         "anomalies": len(state.anomalies),
+        "halted": state.halted,
         "calls": calls,
     }

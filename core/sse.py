@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import DecoderClosed
+from .limits import DEFAULT_LIMITS
 
 _LINE_END = re.compile(rb"[\r\n]")
 _CR = 0x0D
@@ -60,6 +61,9 @@ class Frame:
     """Whether a browser would dispatch this block as an event."""
     terminated: bool
     """False when the stream ended before the block's blank line."""
+    overflow: bool = False
+    """The block outgrew the decoder's limit: framing stopped here (see :mod:`.limits`).
+    ``raw`` then holds the bytes up to the limit; later bytes are counted, not kept."""
 
     @property
     def event_type(self) -> str:
@@ -70,7 +74,9 @@ class Frame:
 class SSEDecoder:
     """Incremental event-stream decoder: ``feed(bytes) -> [Frame]``, ``close() -> [Frame]``."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_block_bytes: int = DEFAULT_LIMITS.max_block_bytes) -> None:
+        self._max_block = max_block_bytes
+        self._overflowed = False
         self._buf = bytearray()  # bytes of the current, unfinished block
         self._block_start = 0  # stream offset of _buf[0]
         self._line_start = 0  # index in _buf where the current line begins
@@ -104,8 +110,13 @@ class SSEDecoder:
             raise DecoderClosed("feed() after close()")
         self._chunk_starts.append(self._received)
         self._received += len(chunk)
+        if self._overflowed:
+            return []
         self._buf += chunk
-        return self._drain(final=False)
+        frames = self._drain(final=False)
+        if len(self._buf) > self._max_block:
+            frames.append(self._overflow())
+        return frames
 
     def close(self) -> list[Frame]:
         """End of stream: a trailing CR ends its line; an unfinished block becomes a frame that
@@ -113,8 +124,12 @@ class SSEDecoder:
         if self._closed:
             return []
         self._closed = True
+        if self._overflowed:
+            return []
         frames = self._drain(final=True)
-        if self._buf:
+        if len(self._buf) > self._max_block:
+            frames.append(self._overflow())
+        elif self._buf:
             tail = self._buf[self._line_start:]
             if tail:
                 self._lines.append(self._decode(tail))
@@ -139,6 +154,10 @@ class SSEDecoder:
                 self._scan = len(buf)
                 return frames
             i = match.start()
+            if i >= self._max_block:
+                # The block is already over the limit: leave it for feed()/close() to cut off.
+                self._scan = i
+                return frames
             if buf[i] == _LF:
                 after = i + 1
             elif i + 1 < len(buf):
@@ -158,6 +177,14 @@ class SSEDecoder:
             else:
                 frames.append(self._emit(after, terminated=True))
                 buf = self._buf
+
+    def _overflow(self) -> Frame:
+        """The block outgrew the limit: emit what is buffered as a non-dispatching frame and
+        stop framing, so memory stays bounded whatever the stream sends."""
+        self._lines.append(f"[callscope stopped framing: block larger than {self._max_block} bytes]")
+        frame = self._emit(len(self._buf), terminated=False)
+        self._overflowed = True
+        return replace(frame, overflow=True)
 
     def _decode(self, raw: bytes | bytearray) -> str:
         text = raw.decode("utf-8", "replace")

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import orjson
 
 from ..core.errors import CallscopeError, InputError
+from ..core.limits import DEFAULT_LIMITS, Limits
 from ..core.providers import PROTOCOLS
 from ..core.replay import Chunking, TimedBytes
 from ..core.tools import ToolSet, tools_from_request
@@ -82,6 +83,10 @@ def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> T
         raise InputError(loaded.path, f"tool definitions: {exc}") from None
 
 
+def limits_from(args: argparse.Namespace) -> Limits:
+    return Limits(args.max_frame_bytes, args.max_calls, args.max_argument_chars)
+
+
 def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
     """``--protocol`` wins, then the session header; None means detect from the stream."""
     return flag or loaded.protocol
@@ -99,7 +104,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     override = load_tools(args.tools)
     for path in args.inputs:
         loaded = LoadedInput(path)
-        engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override))
+        engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override),
+                        limits_from(args))
         table = None if args.json else TableWriter(out, path, summary=args.summary)
         for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at, engine=engine):
             if args.summary:
@@ -136,7 +142,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         loaded = LoadedInput(path)
         report = check_input(path, list(loaded.chunks()), protocol=protocol_for(loaded, args.protocol),
                              tools=toolset_for(loaded, override),
-                             seeds=range(1, args.seeds + 1))
+                             seeds=range(1, args.seeds + 1), limits=limits_from(args))
         out.write(report.verdict() + "\n")
         failed += not report.ok
     return 1 if failed else 0
@@ -194,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--protocol", choices=PROTOCOLS, help="override protocol detection")
         p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
+        p.add_argument("--max-frame-bytes", type=_offset, default=DEFAULT_LIMITS.max_block_bytes,
+                       metavar="N", help="stop framing past an SSE block of N bytes (default 64 MiB)")
+        p.add_argument("--max-calls", type=_offset, default=DEFAULT_LIMITS.max_calls, metavar="N",
+                       help="stop past N calls in one turn (default 10000)")
+        p.add_argument("--max-argument-chars", type=_offset, default=DEFAULT_LIMITS.max_argument_chars,
+                       metavar="N", help="stop past N characters of one call's arguments (default 64 Mi)")
 
     p = sub.add_parser("replay", help="replay inputs headless (a table, or JSON lines)")
     p.add_argument("inputs", nargs="+", metavar="INPUT")

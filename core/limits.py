@@ -1,0 +1,26 @@
+"""The engine's limits: stated once, enforced where the data arrives, overridable by flags.
+
+Defaults sit far above real traffic (the largest argument in the benchmarks is 4 MB) and far
+below what would exhaust memory. Past a limit the engine stops interpreting, reports a
+``limit_exceeded`` anomaly, and the gate refuses every call of the turn as ``truncated`` (the
+turn was not read in full). The session file still holds every byte received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_block_bytes: int = 64 * MiB
+    """One SSE block (a frame, its longest line included)."""
+    max_calls: int = 10_000
+    """Calls in one turn."""
+    max_argument_chars: int = 64 * MiB
+    """Argument text of one call."""
+
+
+DEFAULT_LIMITS = Limits()
