@@ -24,7 +24,7 @@ from ..core.replay import Chunking, TimedBytes
 from ..core.tools import ToolSet, tools_from_request
 
 DEMO_SESSION = "demo.jsonl"
-COMMANDS = ("replay", "check", "import", "open")
+COMMANDS = ("replay", "check", "import", "open", "serve", "live", "proxy")
 
 
 def sessions_dir() -> Path:
@@ -231,10 +231,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("open", help="open the debugger (the default command)")
     p.add_argument("input", nargs="?", metavar="INPUT")
     common(p)
+
+    from ..net.cli import add_commands  # network commands live at the edge, in net/
+
+    add_commands(sub)
     return parser
 
 
 HANDLERS = {"replay": cmd_replay, "check": cmd_check, "import": cmd_import, "open": cmd_open}
+
+
+def _handler(command: str) -> Any:
+    if command in HANDLERS:
+        return HANDLERS[command]
+    from ..net.cli import HANDLERS as NET_HANDLERS
+
+    return NET_HANDLERS[command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -243,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "open")
     args = build_parser().parse_args(argv)
     try:
-        return HANDLERS[args.command](args, sys.stdout)
+        return int(_handler(args.command)(args, sys.stdout))
     except CallscopeError as exc:
         print(f"callscope: {exc}", file=sys.stderr)
         return 2
