@@ -71,6 +71,7 @@ class CallIndex:
     frag_reset: list[bool] = field(default_factory=list)
     frag_origin: list[str] = field(default_factory=list)
     epochs: list[str] = field(default_factory=list)
+    epoch_first: list[int] = field(default_factory=list)
     """The text at the end of each epoch (an epoch starts when a whole-object text replaces all)."""
     closed_step: int | None = None
     closed_frame: int | None = None
@@ -103,6 +104,7 @@ class CallIndex:
                 self.epochs[-1] = "".join(self._parts)
             self._parts, self._bytes = [], 0
             self.epochs.append("")
+            self.epoch_first.append(len(self.frag_steps))
         self._parts.append(text)
         self._bytes += len(text.encode("utf-8", "surrogatepass"))
         end = (self.frag_end[-1] if self.frag_end and not reset else 0) + len(text)
@@ -119,6 +121,16 @@ class CallIndex:
         if self.epochs:
             self.epochs[-1] = "".join(self._parts)
         self._parts = []
+
+    def spans(self, k: int, lo: int = 0) -> list[tuple[int, int, int | None]]:
+        """(start, end, frame) of the fragments that make the text at step k, from offset lo."""
+        n = bisect_right(self.frag_steps, k)
+        if not n:
+            return []
+        first = self.epoch_first[self.frag_epoch[n - 1]]
+        j = bisect_right(self.frag_end, lo, first, n)
+        return [(self.frag_end[i - 1] if i > first else 0, self.frag_end[i], self.frag_frame[i])
+                for i in range(j, n)]
 
     def view(self, k: int, anchor: int) -> CallView:
         """This call at step k; text added after step ``anchor`` is fresh."""

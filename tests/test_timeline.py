@@ -244,3 +244,14 @@ def test_argument_set_fixtures_keep_their_final_text():
             k = timeline.steps.index(step)
             view = {c.key: c for c in timeline.view(k).calls}
             assert view[step.event.key].text == step.event.text
+
+
+def test_fragment_spans_tile_the_text():
+    timeline = Timeline.build(one_chunk(PARALLEL))
+    k = timeline.step_for_frame(9)
+    call = timeline.view(k).calls[0]
+    spans = timeline.calls[call.key].spans(k)
+    assert call.text[spans[0][0]:spans[0][1]] == '{"ci'
+    assert "".join(call.text[s:e] for s, e, _ in spans) == call.text
+    assert [f for _, _, f in spans] == list(range(2, 10))
+    assert timeline.calls[call.key].spans(k, lo=10)[0] == (9, 15, 4)

@@ -1,0 +1,480 @@
+"""The callscope app: three panes over one timeline, at one cursor.
+
+The app owns the model (a :class:`~callscope.core.timeline.Timeline`) and one reactive ``cursor``.
+Whenever the cursor moves, every pane renders ``timeline.view(cursor)``; panes never talk to each
+other, they only post "select this" messages that the app turns into a cursor move. Every key is a
+``Binding`` with an ``id`` (remappable with a keymap), listed in the footer, the f1 help and the
+command palette.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+
+from ..core.engine import DecisionStep
+from ..core.lanes import CallView
+from ..core.replay import Chunking, TimedBytes
+from ..core.timeline import Kind, Timeline, View
+from ..core.tools import ToolSet
+from . import exports, safe
+from .commands import CallscopeCommands
+from .panes.buffers import BuffersPane, Lane
+from .panes.decisions import DecisionsPane
+from .panes.frames import FramesPane
+from .screens import DetailScreen, HelpScreen, PromptScreen
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
+FIXED_PACE = 0.25
+"""Seconds per frame at 1x when the recording has no usable timing (one chunk, no times)."""
+MAX_GAP = 3.0
+RANDOM_SEED = 7
+BREAKPOINTS: dict[str, tuple[Kind, str]] = {
+    "refusal": ("refusal", "a call is refused"),
+    "parse": ("parse", "a draft first parses as complete JSON"),
+    "anomaly": ("anomaly", "an anomaly is found"),
+}
+
+
+def _b(keys: str, action: str, description: str, id: str, show: bool = False,
+       key_display: str | None = None) -> Binding:
+    return Binding(keys, action, description, show=show, id=f"callscope.{id}",
+                   key_display=key_display)
+
+
+class CallscopeApp(App[None]):
+    """Step through a recorded stream: raw frames | argument buffers | gate decisions."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "callscope"
+    COMMANDS = App.COMMANDS | {CallscopeCommands}
+    BINDINGS = [
+        _b("right,n", "step('frame', 1)", "Next frame", "next-frame", True, "→/n"),
+        _b("left,p", "step('frame', -1)", "Prev frame", "prev-frame", True, "←/p"),
+        _b("full_stop", "step('chunk', 1)", "Next chunk", "next-chunk"),
+        _b("comma", "step('chunk', -1)", "Previous chunk", "prev-chunk"),
+        _b("j", "step('call', 1)", "Next call event", "next-call"),
+        _b("k", "step('call', -1)", "Previous call event", "prev-call"),
+        _b("down", "step('step', 1)", "Next step (any)", "next-step"),
+        _b("up", "step('step', -1)", "Previous step (any)", "prev-step"),
+        _b("home", "first", "First step", "first"),
+        _b("end", "last", "Last step", "last"),
+        _b("d", "step('decision', 1)", "Next decision", "next-decision"),
+        _b("D", "step('decision', -1)", "Previous decision", "prev-decision"),
+        _b("a", "step('anomaly', 1)", "Next anomaly", "next-anomaly"),
+        _b("A", "step('anomaly', -1)", "Previous anomaly", "prev-anomaly"),
+        _b("r", "step('refusal', 1)", "Next refusal", "next-refusal"),
+        _b("R", "step('refusal', -1)", "Previous refusal", "prev-refusal"),
+        _b("g", "goto", "Go to step / #frame / @byte", "goto", True),
+        _b("space", "play_pause", "Play/pause", "play", True),
+        _b("plus,equals_sign", "speed(1)", "Faster", "faster"),
+        _b("minus", "speed(-1)", "Slower", "slower"),
+        _b("1", "breakpoint('refusal')", "Break on refusal", "break-refusal"),
+        _b("2", "breakpoint('parse')", "Break when a draft parses", "break-parse"),
+        _b("3", "breakpoint('anomaly')", "Break on anomaly", "break-anomaly"),
+        _b("x", "cut", "Cut here", "cut", True),
+        _b("X", "cut_prompt", "Cut at byte offset", "cut-at"),
+        _b("u", "undo_cut", "Undo cut", "undo-cut", True),
+        _b("c", "cycle_chunking", "Chunking", "chunking", True),
+        _b("enter", "detail", "Frame detail", "detail", True),
+        _b("slash", "search", "Search frames", "search", True),
+        _b("f", "match(1)", "Next match", "next-match"),
+        _b("F", "match(-1)", "Previous match", "prev-match"),
+        _b("right_square_bracket", "select_call(1)", "Select next call", "next-lane"),
+        _b("left_square_bracket", "select_call(-1)", "Select previous call", "prev-lane"),
+        _b("o", "call_frame", "Jump to the selected call's frame", "call-frame"),
+        _b("S", "export('session')", "Export session (.sse)", "export-session"),
+        _b("L", "export('log')", "Export decision log (JSON, Markdown)", "export-log"),
+        _b("W", "export('call')", "Export selected call's arguments", "export-call"),
+        _b("y", "copy('call')", "Copy selected call's arguments", "copy-call"),
+        _b("Y", "copy('frame')", "Copy current frame's raw text", "copy-frame"),
+        _b("f1", "help", "Help", "help", True),
+        _b("q", "quit", "Quit", "quit"),
+    ]
+
+    cursor: reactive[int] = reactive(0, init=False, always_update=True)
+
+    def __init__(self, chunks: Sequence[TimedBytes], *, source: str, protocol: str | None = None,
+                 tools: ToolSet | None = None, note: str | None = None,
+                 chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None) -> None:
+        super().__init__()
+        self.source, self.note, self.keymap = source, note, dict(keymap or {})
+        self.timeline = Timeline.build(list(chunks), protocol, tools, chunking or Chunking("recorded"))
+        self.undo: list[tuple[Timeline, int]] = []
+        self.since: int | None = None
+        self.selected: str | None = None
+        self.breakpoints: set[str] = set()
+        self.search_text = ""
+        self.matches: list[int] = []
+        self.speed = 1.0
+        self.playing = False
+        self._timer: Timer | None = None
+        self._timed = False
+        self.sub_title = safe.plain(source)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Horizontal(id="panes"):
+            yield FramesPane(id="frames")
+            yield BuffersPane(id="buffers")
+            yield DecisionsPane(id="decisions")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.keymap:
+            self.set_keymap(self.keymap)
+        self.query_one("#frames").border_title = "raw frames"
+        self.query_one("#buffers").border_title = "argument buffers"
+        self.query_one("#decisions").border_title = "harness decisions"
+        self._load()
+
+    # -- the one cursor ------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        for pane in (self.query_one(FramesPane), self.query_one(BuffersPane),
+                     self.query_one(DecisionsPane)):
+            pane.load(self.timeline)
+        self._find(self.search_text)
+        self._timed = len({c.t for c in self.timeline.chunks}) > 1
+        self.refresh_view()
+
+    def watch_cursor(self) -> None:
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        view = self.timeline.view(self.cursor, self.since)
+        if self.selected not in {c.key for c in view.calls}:
+            self.selected = None
+        self.query_one(FramesPane).show(view, frozenset(self.matches))
+        self.query_one(BuffersPane).show(view, self.selected)
+        self.query_one(DecisionsPane).show(view)
+        self.query_one("#status", Static).update(self._status(view))
+
+    def move(self, k: int | None, *, quiet: bool = False, stepped: bool = False) -> None:
+        if k is None:
+            if not quiet:
+                self.notify("Nothing further in that direction.", timeout=1.5)
+            return
+        k = min(max(k, 0), len(self.timeline) - 1)
+        # Stepping forward highlights all the text added since the previous position; a jump
+        # highlights what the current frame added.
+        self.since = self.cursor if stepped and k > self.cursor else None
+        self.cursor = k
+
+    def _status(self, view: View) -> Content:
+        tl = self.timeline
+        frame = f"#{view.frame.index}" if view.frame is not None else "—"
+        play = f"▶ {self.speed:g}×" if self.playing else f"❚❚ {self.speed:g}×"
+        parts: list[safe.Part] = [
+            ("callscope ", "bold $text-primary"), safe.content(safe.short(self.source, 48)),
+            ("  ", ""), (tl.state.protocol, "bold"),
+            f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
+            f"  {view.received}/{tl.total_bytes} B  chunk {max(view.chunks_seen - 1, 0)}/"
+            f"{len(tl.chunks) - 1}",
+            ("  chunking ", "$text-muted"), str(tl.chunking),
+            *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
+              if tl.cut is not None else ()),
+            "  ", (play, "bold $text-success" if self.playing else "$text-muted"),
+        ]
+        if self.breakpoints:
+            parts += [("  break on ", "$text-muted"), ", ".join(sorted(self.breakpoints))]
+        if self.search_text:
+            parts += [("  search ", "$text-muted"), safe.content(safe.short(self.search_text, 20)),
+                      f" ({len(self.matches)})"]
+        if self.note:
+            parts += ["\n", safe.content(safe.short(self.note, 200), "italic $text-muted")]
+        return Content.assemble(*parts)
+
+    # -- navigation ----------------------------------------------------------------------------
+
+    def action_step(self, kind: Kind, direction: int) -> None:
+        tl = self.timeline
+        self.move(tl.next_step(self.cursor, kind) if direction > 0 else tl.prev_step(self.cursor, kind),
+                  stepped=True)
+
+    def action_first(self) -> None:
+        self.move(0)
+
+    def action_last(self) -> None:
+        self.move(len(self.timeline) - 1)
+
+    def action_goto_step(self, k: int) -> None:
+        self.move(k)
+
+    def action_goto_frame(self, index: int) -> None:
+        if self.timeline.frames:
+            self.move(self.timeline.step_for_frame(index))
+
+    def on_frames_pane_frame_selected(self, message: FramesPane.FrameSelected) -> None:
+        self.action_goto_frame(message.index)
+
+    def on_lane_selected(self, message: Lane.Selected) -> None:
+        self.selected = message.key
+        self.action_call_frame()
+
+    def action_goto(self) -> None:
+        self.push_screen(PromptScreen("go to", "42   #7   @1024",
+                                      "a step number, #frame, or @byte offset"), self._goto)
+
+    def _goto(self, text: str | None) -> None:
+        text = (text or "").strip()
+        if not text:
+            return
+        tl, body = self.timeline, text[1:].strip()
+        try:
+            if text[0] in "#f":
+                self.move(tl.step_for_frame(int(body)))
+            elif text[0] in "@b":
+                self.move(tl.step_for_offset(int(body, 0)))
+            else:
+                self.move(int(text, 0))
+        except ValueError:
+            self.notify(f"Not a step, #frame or @offset: {safe.short(text, 40)}", markup=False,
+                        severity="error")
+
+    def action_select_call(self, direction: int) -> None:
+        keys = [c.key for c in self.timeline.view(self.cursor).calls]
+        if not keys:
+            return
+        i = keys.index(self.selected) + direction if self.selected in keys else (
+            0 if direction > 0 else len(keys) - 1)
+        self.selected = keys[i % len(keys)]
+        self.refresh_view()
+
+    def action_call_frame(self) -> None:
+        call = self._selected_call()
+        if call is not None and call.last_frame is not None:
+            self.move(self.timeline.step_for_frame(call.last_frame), quiet=True)
+        self.refresh_view()
+
+    def _selected_call(self) -> CallView | None:
+        calls = self.timeline.view(self.cursor).calls
+        return next((c for c in calls if c.key == self.selected), calls[0] if calls else None)
+
+    # -- search --------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self.push_screen(PromptScreen("search frames", "event name or text",
+                                      "frames whose event is, or whose bytes contain, this text "
+                                      "(case-insensitive); f / F: next / previous match",
+                                      self.search_text), self._search)
+
+    def _search(self, text: str | None) -> None:
+        if text is None:
+            return
+        self._find(text)
+        if text and not self.matches:
+            self.notify(f"No frame matches {safe.short(text, 40)}", markup=False, severity="warning")
+        self.refresh_view()
+        if self.matches:
+            self.action_match(1)
+
+    def _find(self, text: str) -> None:
+        self.search_text = text
+        needle = text.lower().encode("utf-8", "surrogatepass")
+        self.matches = [f.index for f in self.timeline.frames if text and (
+            f.event == text or needle in f.raw.lower())] if text else []
+
+    def action_match(self, direction: int) -> None:
+        if not self.matches:
+            self.notify("No search results: press / to search.", timeout=2)
+            return
+        view = self.timeline.view(self.cursor)
+        current = view.frame.index if view.frame is not None else -1
+        ahead = [i for i in self.matches if (i > current if direction > 0 else i < current)]
+        target = (ahead[0] if direction > 0 else ahead[-1]) if ahead else (
+            self.matches[0] if direction > 0 else self.matches[-1])
+        self.action_goto_frame(target)
+
+    # -- play, breakpoints ---------------------------------------------------------------------
+
+    def action_play_pause(self) -> None:
+        if self.playing:
+            self._pause()
+            return
+        if self.cursor >= len(self.timeline) - 1:
+            self.move(0)
+        self.playing = True
+        self._schedule()
+        self.refresh_view()
+
+    def _pause(self, reason: str | None = None) -> None:
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if reason:
+            self.notify(reason, markup=False)
+        self.refresh_view()
+
+    def _gap(self, k: int, target: int) -> float:
+        tl = self.timeline
+        now, then = tl.view(k).frame, tl.view(target).frame
+        if self._timed and now is not None and then is not None:
+            t_now, t_then = tl.frame_times(now.index)[1], tl.frame_times(then.index)[1]
+            if t_now is not None and t_then is not None:
+                return float(min(max(t_then - t_now, 0.0) / self.speed, MAX_GAP))
+        return FIXED_PACE / self.speed
+
+    def _schedule(self) -> None:
+        target = self.timeline.next_step(self.cursor, "frame")
+        if target is None:
+            target = len(self.timeline) - 1 if self.cursor < len(self.timeline) - 1 else None
+        if target is None:
+            self._pause("End of the stream.")
+            return
+        self._timer = self.set_timer(self._gap(self.cursor, target), self._tick)
+
+    def _tick(self) -> None:
+        if not self.playing:
+            return
+        tl = self.timeline
+        target = tl.next_step(self.cursor, "frame") or len(tl) - 1
+        hit = None
+        for name in sorted(self.breakpoints):
+            kind, what = BREAKPOINTS[name]
+            k = tl.next_step(self.cursor, kind)
+            if k is not None and k <= target and (hit is None or k < hit[0]):
+                hit = (k, what)
+        self.move(hit[0] if hit else target, quiet=True, stepped=True)
+        if hit:
+            self._pause(f"Breakpoint: {hit[1]} (step {hit[0]}).")
+        else:
+            self._schedule()
+
+    def action_speed(self, direction: int) -> None:
+        i = min(range(len(SPEEDS)), key=lambda j: abs(SPEEDS[j] - self.speed))
+        self.speed = SPEEDS[min(max(i + direction, 0), len(SPEEDS) - 1)]
+        self.refresh_view()
+
+    def action_breakpoint(self, name: str) -> None:
+        self.breakpoints ^= {name}
+        state = "on" if name in self.breakpoints else "off"
+        self.notify(f"Break when {BREAKPOINTS[name][1]}: {state}", timeout=2)
+        self.refresh_view()
+
+    # -- cut, chunking -------------------------------------------------------------------------
+
+    def action_cut(self) -> None:
+        view = self.timeline.view(self.cursor)
+        self._cut(view.frame.end if view.frame is not None else min(view.received, 0))
+
+    def action_cut_prompt(self) -> None:
+        self.push_screen(PromptScreen("cut at byte offset", "1024",
+                                      "the stream ends after this many bytes (u undoes)"),
+                         lambda text: self._cut_text(text))
+
+    def _cut_text(self, text: str | None) -> None:
+        try:
+            if text and text.strip():
+                self._cut(int(text.strip().lstrip("@"), 0))
+        except ValueError:
+            self.notify("Not a byte offset.", severity="error")
+
+    def _cut(self, offset: int) -> None:
+        if offset >= self.timeline.total_bytes:
+            self.notify("Nothing to cut: the stream already ends here. Move back first.", timeout=3)
+            return
+        self._pause() if self.playing else None
+        self.undo.append((self.timeline, self.cursor))
+        self.timeline = self.timeline.cut_at(offset)
+        self.cursor = 0  # reset first, so the panes never see an index from the old timeline
+        self._load()
+        self.move(len(self.timeline) - 1, quiet=True)
+        refused = sum(isinstance(s, DecisionStep) and s.decision.action == "refuse"
+                      for s in self.timeline.steps)
+        self.notify(f"Cut at byte {offset}: the stream now ends there; {refused} call(s) refused. "
+                    "u undoes.", timeout=4)
+
+    def action_undo_cut(self) -> None:
+        if not self.undo:
+            self.notify("No cut to undo.", timeout=2)
+            return
+        self.timeline, cursor = self.undo.pop()
+        self.since, self.cursor = None, 0
+        self._load()
+        self.cursor = cursor
+
+    def action_cycle_chunking(self) -> None:
+        order = ["recorded", "bytes:1", f"random:{RANDOM_SEED}"]
+        now = str(self.timeline.chunking)
+        nxt = Chunking.parse(order[(order.index(now) + 1) % 3 if now in order else 0])
+        view = self.timeline.view(self.cursor)
+        before = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
+        self.timeline = self.timeline.rechunked(nxt)
+        after = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
+        self.undo = [(t.rechunked(nxt), c) for t, c in self.undo]
+        self.since, self.cursor = None, 0
+        self._load()
+        self.cursor = self.timeline.step_for_frame(view.frame.index) if view.frame is not None else 0
+        same = "decisions unchanged" if after == before else "DECISIONS CHANGED (engine bug!)"
+        self.notify(f"Chunking {nxt}: {len(self.timeline.chunks)} chunks; {same}.", timeout=3,
+                    severity="information" if after == before else "error")
+
+    # -- screens, exports, clipboard -----------------------------------------------------------
+
+    def action_detail(self) -> None:
+        view = self.timeline.view(self.cursor)
+        if view.frame is None:
+            self.notify("No frame yet at this step.", timeout=2)
+            return
+        self.push_screen(DetailScreen(self.timeline, view.frame.index))
+
+    def help_rows(self) -> list[tuple[str, str, str]]:
+        rows = []
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding) and binding.id is not None
+            keys = self._keymap.get(binding.id, binding.key)
+            shown = " ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(","))
+            rows.append((shown, binding.description, binding.id))
+        return rows
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.help_rows()))
+
+    def action_export(self, what: str) -> None:
+        tl, stem = self.timeline, exports.stem(self.source, self.timeline)
+        cwd = Path.cwd()
+        try:
+            if what == "session":
+                paths = [exports.write(cwd / f"{stem}.sse", tl.data())]
+            elif what == "log":
+                log = exports.decision_log(tl, self.source)
+                paths = [exports.write(cwd / f"{stem}.decisions.json", exports.log_json(log)),
+                         exports.write(cwd / f"{stem}.decisions.md", exports.log_markdown(log))]
+            else:
+                call = self._selected_call()
+                if call is None:
+                    self.notify("No call at this step.", timeout=2)
+                    return
+                name = exports.stem(call.key.replace("/", "_"), tl).split(".cut")[0]
+                paths = [exports.write(cwd / f"{stem}.{name}.step{self.cursor}.args.json", call.text)]
+        except OSError as exc:
+            self.notify(f"Export failed: {exc}", severity="error", markup=False)
+            return
+        self.notify("Wrote " + ", ".join(str(p) for p in paths), markup=False, timeout=5)
+
+    def action_copy(self, what: str) -> None:
+        view = self.timeline.view(self.cursor)
+        if what == "frame":
+            text = view.frame.raw.decode("utf-8", "replace") if view.frame is not None else ""
+        else:
+            call = self._selected_call()
+            text = call.text if call is not None else ""
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text.encode('utf-8', 'surrogatepass'))} bytes to the clipboard.",
+                    timeout=2)
+
+
+def run_app(chunks: Sequence[TimedBytes], *, source: str, protocol: str | None,
+            tools: ToolSet | None, note: str | None) -> None:
+    """Open the debugger on recorded chunks (``(t, bytes)`` pairs as recorded)."""
+    CallscopeApp(chunks, source=source, protocol=protocol, tools=tools, note=note).run()

@@ -1,0 +1,89 @@
+"""What the app writes to files: the session's bytes, the decision log (JSON and Markdown), one
+call's arguments. Pure functions over a timeline; the app picks the paths and says where."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..core.records import step_record, turn_record
+from ..core.timeline import Timeline
+from . import safe
+
+
+def stem(source: str, timeline: Timeline) -> str:
+    """A file-name stem from the source, safe on any filesystem, marking a cut stream."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(source).name.removesuffix(".sse"))[:60].strip("._")
+    return (base or "session") + (f".cut{timeline.cut}" if timeline.cut is not None else "")
+
+
+def decision_log(timeline: Timeline, source: str) -> dict[str, Any]:
+    """The whole log, with the step of every entry and the turn record of the records module."""
+    log = []
+    for k, step in zip(timeline.by_kind["decision"], timeline.log, strict=True):
+        record = step_record(step, timeline.pipeline)
+        if record is not None:
+            log.append({"step": k, **record})
+    anomalies = [{"step": k, "code": a.code, "message": a.message, "call": a.key, "frame": a.frame}
+                 for k, a in zip(timeline.by_kind["anomaly"], timeline.anomalies, strict=True)]
+    return {
+        "kind": "callscope-decision-log", "source": source, "protocol": timeline.state.protocol,
+        "chunking": str(timeline.chunking), "cut_at": timeline.cut, "bytes": timeline.total_bytes,
+        "frames": len(timeline.frames), "steps": len(timeline), "log": log, "anomalies": anomalies,
+        "turn": turn_record(timeline.pipeline),
+    }
+
+
+def log_json(log: dict[str, Any]) -> bytes:
+    return orjson.dumps(log, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def _cell(value: object) -> str:
+    text = safe.plain("" if value is None else str(value)).replace("\n", " ")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any backtick run in the (untrusted) text."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def log_markdown(log: dict[str, Any]) -> str:
+    turn = log["turn"]
+    lines = [
+        "# callscope decision log", "",
+        f"- source: `{_cell(log['source'])}`",
+        f"- protocol: {_cell(log['protocol'])}; chunking: {_cell(log['chunking'])}; "
+        f"cut at: {_cell(log['cut_at']) or 'not cut'}; {log['bytes']} bytes, {log['frames']} frames",
+        f"- turn: {'complete' if turn['complete'] else 'NOT complete'}"
+        f" (signal: {_cell(turn['signal']) or 'none'}; stop reason: {_cell(turn['stop_reason']) or '-'})",
+        "", "| step | call | action | reason | frame | signal | detail |",
+        "|---:|---|---|---|---:|---|---|",
+    ]
+    for r in log["log"]:
+        detail = r.get("detail") or (f"draft {r['draft']}" if "draft" in r else "")
+        lines.append(f"| {r['step']} | {_cell(r['call'])} | {r['action']} | {_cell(r['reason'])} | "
+                     f"{_cell(r['frame'])} | {_cell(r.get('signal'))} | {_cell(detail)} |")
+    for call in turn["calls"]:
+        text = call["arguments"]
+        fence = _fence(text)
+        lines += ["", f"## {_cell(call['name'] or call['key'])} (`{_cell(call['key'])}`)", "",
+                  f"{call['action']} {call['reason'] or ''} — {_cell(call['detail'])}; "
+                  f"{call['bytes']} bytes, draft {call['draft']}", "", fence,
+                  "\n".join(safe.plain(line) for line in text.split("\n")), fence]
+    if log["anomalies"]:
+        lines += ["", "## Anomalies", ""]
+        lines += [f"- step {a['step']}, frame {a['frame']}: `{_cell(a['code'])}` {_cell(a['message'])}"
+                  for a in log["anomalies"]]
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    path.write_bytes(data)
+    return path

@@ -1,0 +1,1 @@
+"""The three panes: raw frames, argument buffers, decisions. Each renders ``timeline.view(cursor)``."""

@@ -1,0 +1,271 @@
+"""The raw frames pane: every SSE block as the bytes arrived, rendered lazily with the line API.
+
+Each frame is a header row (index, byte span, timing, chunks, event) and its raw lines, folded to
+the pane's width, with every invisible byte made visible (CR ␍, LF ␊, BOM, controls) and a ┊ where
+a network chunk boundary fell inside the frame. Only the rows on screen are rendered; a frame's
+rows are cached (LRU, as Toolong caches its lines) under a key that changes only when that frame's
+look changes, so moving the cursor re-renders a handful of frames, whatever the session's size.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+
+from rich.cells import cell_len
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.events import Click, Resize
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.style import Style
+
+from ...core.sse import Frame
+from ...core.timeline import Timeline, View
+from .. import safe
+
+_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?")
+GUTTER = 2
+CHUNK_MARK = "┊"
+
+
+def line_spans(raw: bytes) -> list[tuple[int, int]]:
+    """Byte spans of the frame's lines, each with its own line end."""
+    return [m.span() for m in _LINES.finditer(raw) if m.end() > m.start()]
+
+
+def char_start(raw: bytes, i: int) -> int:
+    """Move a byte index back to the start of the UTF-8 character it falls inside, if any."""
+    j = i
+    while j > 0 and i - j < 3 and 0x80 <= raw[j] < 0xC0:
+        j -= 1
+    return j if j != i and raw[j] >= 0xC0 else i
+
+
+def fmt_time(seconds: float | None, sign: str = "+") -> str:
+    if seconds is None:
+        return ""
+    if abs(seconds) < 1:
+        return f"{sign}{seconds * 1000:.1f}ms"
+    return f"{sign}{seconds:.3f}s"
+
+
+class FramesPane(ScrollView, can_focus=False):
+    """Raw SSE frames, one model, one cursor: it renders what the app's view says."""
+
+    COMPONENT_CLASSES = {
+        "frames--header", "frames--current", "frames--future", "frames--dim", "frames--escape",
+        "frames--chunk", "frames--split", "frames--match", "frames--bar",
+    }
+    DEFAULT_CSS = """
+    FramesPane {
+        overflow-x: hidden;
+        & > .frames--header { color: $text-primary; text-style: bold; }
+        & > .frames--current { background: $primary 35%; color: $text; text-style: bold; }
+        & > .frames--future { color: $text-disabled; }
+        & > .frames--dim { color: $text-muted; }
+        & > .frames--escape { color: $text-secondary; text-style: dim; }
+        & > .frames--chunk { color: $warning; text-style: bold; }
+        & > .frames--split { color: $error; text-style: bold reverse; }
+        & > .frames--match { color: $text-warning; text-style: bold; }
+        & > .frames--bar { color: $primary; }
+    }
+    """
+
+    class FrameSelected(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.timeline: Timeline | None = None
+        self.view: View | None = None
+        self.matches: frozenset[int] = frozenset()
+        self._widths: list[list[int]] = []  # display cells per line, per frame
+        self._starts: list[int] = [0]  # first row of each frame, and the total at the end
+        self._layout_width = 0
+        self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
+        self._boundaries: list[int] = []
+        self._timed = False
+
+    # -- model ---------------------------------------------------------------------------------
+
+    def load(self, timeline: Timeline) -> None:
+        """A new timeline (start, cut, rechunk): measure every line once, width-independent."""
+        self.timeline = timeline
+        self._boundaries = [c.start for c in timeline.chunks]
+        # Timing is shown only when the recording has some: one chunk, or no times, says nothing.
+        self._timed = len({c.t for c in timeline.chunks}) > 1
+        self._widths = [self._measure(f) for f in timeline.frames]
+        self._cache.clear()
+        self._layout_width = 0
+        self._relayout()
+
+    def show(self, view: View, matches: frozenset[int] | None = None) -> None:
+        self.view = view
+        if matches is not None and matches != self.matches:
+            self.matches = matches
+        self._relayout()
+        self.refresh()
+        self._follow()
+
+    def _measure(self, frame: Frame) -> list[int]:
+        widths = []
+        for start, end in line_spans(frame.raw):
+            piece = frame.raw[start:end]
+            cells = len(piece) if piece.isascii() else cell_len(
+                safe.plain(piece.decode("utf-8", "replace")))
+            widths.append(cells + len(self._marks(frame, start, end)))
+        return widths
+
+    def _marks(self, frame: Frame, start: int, end: int) -> list[int]:
+        """Chunk boundaries inside this line, as byte indices in the frame."""
+        lo = bisect_right(self._boundaries, frame.start + start)
+        hi = bisect_left(self._boundaries, frame.start + end)
+        if start == 0:  # a boundary at the frame's first byte is shown in the header, not the text
+            lo = bisect_right(self._boundaries, frame.start)
+        return [b - frame.start for b in self._boundaries[lo:hi]]
+
+    def _relayout(self) -> None:
+        width = max(self.scrollable_content_region.width, GUTTER + 8)
+        if width == self._layout_width and len(self._starts) == len(self._widths) + 1:
+            return
+        self._layout_width = width
+        body = width - GUTTER
+        counts = (1 + sum(max(1, -(-w // body)) for w in widths) for widths in self._widths)
+        self._starts = [0, *accumulate(counts)]
+        self._cache.clear()
+        self.virtual_size = Size(width, self._starts[-1])
+
+    def on_resize(self, event: Resize) -> None:
+        self._relayout()
+        self._follow()
+
+    def row_of_frame(self, index: int) -> int:
+        return self._starts[index]
+
+    def frame_of_row(self, row: int) -> int | None:
+        if not self._widths or row < 0 or row >= self._starts[-1]:
+            return None
+        return bisect_right(self._starts, row) - 1
+
+    def _follow(self) -> None:
+        """Keep the current frame's header on screen."""
+        if self.view is None or self.view.frame is None or not self.size.height:
+            return
+        row = self._starts[self.view.frame.index]
+        top, height = round(self.scroll_y), self.scrollable_content_region.height
+        if not top <= row < top + height - 1:
+            self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        index = self.frame_of_row(offset.y + round(self.scroll_y))
+        if index is not None:
+            self.post_message(self.FrameSelected(index))
+
+    # -- rendering -----------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        row = y + round(self.scroll_y)
+        width = self.size.width
+        index = self.frame_of_row(row)
+        if index is None or self.timeline is None:
+            return Strip.blank(width, self.rich_style)
+        strips = self._frame_strips(index)
+        strip = strips[row - self._starts[index]]
+        return strip.crop_extend(0, width, self.rich_style)
+
+    def _role(self, index: int) -> tuple[str, int | None]:
+        view = self.view
+        if view is None:
+            return "past", None
+        frame = self.timeline.frames[index]  # type: ignore[union-attr]
+        current = view.frame.index if view.frame is not None else -1
+        if index == current:
+            return "current", None
+        if index < view.frames_seen:
+            return "past", None
+        # Not yet a frame: bytes may have arrived (chunk arrival before frame completion).
+        partial = view.received if frame.start < view.received < frame.end else None
+        return "future", partial
+
+    def _frame_strips(self, index: int) -> list[Strip]:
+        role, partial = self._role(index)
+        key = (index, self._layout_width, role, partial, index in self.matches, self.app.theme)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = self._render_frame(index, role, partial)
+        return cached
+
+    def _render_frame(self, index: int, role: str, partial: int | None) -> list[Strip]:
+        assert self.timeline is not None
+        frame = self.timeline.frames[index]
+        base = self.visual_style
+        st = {name: self.get_visual_style(f"frames--{name}") for name in (
+            "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar")}
+        body_width = self._layout_width - GUTTER
+        bar = Content.styled("▌ ", st["bar"]) if role == "current" else Content("  ")
+        rows = [Content.assemble(bar, self._header(frame, index, role, st))
+                .truncate(self._layout_width, ellipsis=True)]
+        received = partial if partial is not None else (frame.start if role == "future" else None)
+        for (start, end), width in zip(line_spans(frame.raw), self._widths[index], strict=True):
+            line = self._line(frame, start, end, received, st)
+            folded = line.fold(body_width) if line.cell_length > body_width else [line]
+            want = max(1, -(-width // body_width))
+            folded = (folded + [Content("")] * want)[:want]
+            rows += [Content.assemble(bar, part) for part in folded]
+        return [Strip(row.render_segments(base), row.cell_length) for row in rows]
+
+    def _header(self, frame: Frame, index: int, role: str, st: dict[str, Style]) -> Content:
+        assert self.timeline is not None
+        arrived, done = self.timeline.frame_times(index)
+        prev = self.timeline.frame_times(index - 1)[1] if index else None
+        timing = ""
+        if done is not None and self._timed:
+            timing = f" t{fmt_time(done)}"
+            if prev is not None:
+                timing += f" Δ{fmt_time(done - prev, '')}"
+            if arrived is not None and arrived != done:
+                timing += f" (first byte {fmt_time(arrived)})"
+        chunks = (f"chunk {frame.first_chunk}" if frame.first_chunk == frame.last_chunk
+                  else f"chunks {frame.first_chunk}–{frame.last_chunk}")
+        kind = frame.event_type if frame.dispatch else (
+            "comment" if frame.comments and not frame.data else
+            "unterminated" if not frame.terminated else "no dispatch")
+        mark = "◆ " if index in self.matches else ""
+        style = st["current"] if role == "current" else st["future"] if role == "future" else (
+            st["header"])
+        return Content.assemble(
+            (mark, st["match"]), (f"#{index} ", style),
+            safe.content(kind, st["match"] if mark else style, st["escape"]),
+            (f"  {frame.start}–{frame.end} ({frame.end - frame.start} B) {chunks}{timing}", style),
+        )
+
+    def _line(self, frame: Frame, start: int, end: int, received: int | None,
+              st: dict[str, Style]) -> Content:
+        """One raw line: decoded per run between chunk marks, escapes visible."""
+        raw = frame.raw
+        muted = not frame.dispatch or raw[start:start + 1] == b":"
+        normal = st["dim"] if muted else Style()
+        marks = set(self._marks(frame, start, end))
+        split_at = None if received is None else received - frame.start
+        cuts = sorted(marks | ({split_at} if split_at is not None and start < split_at < end else set()))
+        parts: list[Content] = []
+        pos = start
+        for cut in [*cuts, end]:
+            at = char_start(raw, cut) if cut < end else cut
+            if at > pos:
+                text = raw[pos:at].decode("utf-8", "replace")
+                future = split_at is not None and pos >= split_at
+                parts.append(safe.content(text, st["future"] if future else normal, st["escape"]))
+                pos = at
+            if cut in marks:  # red when the network split a UTF-8 character
+                parts.append(Content.styled(CHUNK_MARK, st["split"] if at != cut else st["chunk"]))
+        return Content.assemble(*parts)

@@ -1,0 +1,149 @@
+"""Modal screens: help (f1), frame detail (enter), and a one-line prompt (go to, search, cut at)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import orjson
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from ..core.engine import CallStep, DecisionStep, FrameStep, WaitStep
+from ..core.timeline import Timeline
+from . import safe
+from .panes.frames import fmt_time, line_spans
+
+HELP_INTRO = """callscope steps through a recorded stream: every pane shows the same instant.
+Left: the raw SSE frames as the bytes arrived (┊ = a network chunk boundary, red when it split a
+UTF-8 character). Middle: each call's argument text, rebuilt fragment by fragment; the text the
+current frame added is highlighted, and the DRAFT preview is never what a tool receives. Right:
+the harness gate; it waits while the turn is open and decides only after the terminal signal.
+Click a frame, a fragment or a log entry to move there. Keys can be remapped by binding id."""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    def __init__(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        super().__init__()
+        self.rows = list(rows)
+
+    def compose(self) -> ComposeResult:
+        width = max((len(k) for k, _, _ in self.rows), default=8)
+        parts: list[safe.Part] = [HELP_INTRO, "\n\n"]
+        for keys, description, binding_id in self.rows:
+            parts += [(keys.ljust(width + 2), "bold $text-accent"), description,
+                      (f"  ({binding_id})\n", "$text-muted")]
+        parts.append(("\nctrl+p: command palette (also themes, screenshot, quit). "
+                      "escape closes this screen.", "$text-muted"))
+        with VerticalScroll(id="help", classes="modal-body") as body:
+            body.border_title = "callscope — keys"
+            yield Static(Content.assemble(*parts))
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """A one-line question; dismisses with the text, or None on escape."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, placeholder: str, hint: str, value: str = "") -> None:
+        super().__init__()
+        self.title_text, self.placeholder, self.hint, self.value = title, placeholder, hint, value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt", classes="modal-body") as body:
+            body.border_title = self.title_text
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Static(Content.styled(self.hint, "$text-muted"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def describe_step(step: object) -> Content:
+    if isinstance(step, CallStep):
+        ev = step.event
+        name = type(ev).__name__
+        fields = {k: getattr(ev, k) for k in ev.__dataclass_fields__ if k != "frame"}
+        shown = ", ".join(f"{k}={safe.short(repr(v), 90)}" for k, v in fields.items())
+        return Content.assemble((name, "bold"), " ", safe.content(shown))
+    if isinstance(step, WaitStep):
+        return Content.assemble(("wait ", "bold $text-warning"), safe.content(step.call),
+                                f" draft {step.draft.value}")
+    if isinstance(step, DecisionStep):
+        d = step.decision
+        return Content.assemble((d.action, "bold"), " ", safe.content(d.call), " ",
+                                safe.content(f"{d.reason or ''} {safe.short(d.detail, 120)}"))
+    return Content(type(step).__name__)
+
+
+def hexdump(raw: bytes, limit: int = 1024) -> str:
+    rows = []
+    for i in range(0, min(len(raw), limit), 16):
+        chunk = raw[i:i + 16]
+        text = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
+        rows.append(f"{i:06x}  {chunk.hex(' '):<47}  {text}")
+    if len(raw) > limit:
+        rows.append(f"… {len(raw) - limit} more bytes")
+    return "\n".join(rows)
+
+
+def frame_detail(timeline: Timeline, index: int) -> Content:
+    frame = timeline.frames[index]
+    arrived, done = timeline.frame_times(index)
+    prev = timeline.frame_times(index - 1)[1] if index else None
+    inside = [c.start - frame.start for c in timeline.chunks if frame.start < c.start < frame.end]
+    facts = [
+        ("bytes", f"{frame.start}–{frame.end} ({frame.end - frame.start} B)"),
+        ("chunks", f"{frame.first_chunk}–{frame.last_chunk}; boundaries inside at "
+                   f"{', '.join(map(str, inside[:20])) or 'none'}{' …' if len(inside) > 20 else ''}"),
+        ("first byte", fmt_time(arrived) or "no timing recorded"),
+        ("complete", (fmt_time(done) + (f" (Δ {fmt_time(done - prev, '')} since the previous frame)"
+                                        if done is not None and prev is not None else "")) or "—"),
+        ("event", frame.event if frame.event is not None else "(none: message)"),
+        ("id", frame.last_event_id or "—"), ("retry", str(frame.retry) if frame.retry else "—"),
+        ("dispatch", "yes" if frame.dispatch else "no (a browser would not dispatch this block)"),
+        ("terminated", "yes" if frame.terminated else "NO: the stream ended inside this block"),
+        ("comments", " | ".join(frame.comments) or "—"),
+    ]
+    parts: list[safe.Part] = []
+    for label, value in facts:
+        parts += [(f"{label:>11} ", "$text-muted"), safe.content(value), "\n"]
+    try:
+        pretty = orjson.dumps(orjson.loads(frame.data), option=orjson.OPT_INDENT_2).decode()
+        parts += [("\nData (parsed JSON, pretty)\n", "bold $text-primary"), safe.content(pretty)]
+    except orjson.JSONDecodeError:
+        parts += [("\nData (not JSON)\n", "bold $text-primary"), safe.content(frame.data)]
+    parts.append(("\n\nRaw bytes (line ends shown)\n", "bold $text-primary"))
+    for start, end in line_spans(frame.raw):
+        parts += [safe.content(frame.raw[start:end].decode("utf-8", "replace"), "",
+                               "$text-secondary"), "\n"]
+    parts += [("\nHex\n", "bold $text-primary"), hexdump(frame.raw), "\n"]
+    k = timeline.frame_steps[index]
+    effects: list[safe.Part] = []
+    for j in range(k + 1, timeline.step_for_frame(index) + 1):
+        effects += ["  ", describe_step(timeline.steps[j]), "\n"]
+    parts += [("\nWhat this frame did\n", "bold $text-primary"),
+              *(effects or [("  nothing (not dispatched, or no call event)", "$text-muted")])]
+    return Content.assemble(*parts)
+
+
+class DetailScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close")]
+
+    def __init__(self, timeline: Timeline, index: int) -> None:
+        super().__init__()
+        self.timeline, self.index = timeline, index
+
+    def compose(self) -> ComposeResult:
+        assert isinstance(self.timeline.steps[self.timeline.frame_steps[self.index]], FrameStep)
+        with VerticalScroll(id="detail", classes="modal-body") as body:
+            body.border_title = f"frame #{self.index}"
+            yield Static(frame_detail(self.timeline, self.index))
