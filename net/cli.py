@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,8 +31,7 @@ def _line_writer(out: TextIO) -> Callable[[str], None]:
     return write
 
 
-def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
-         on_close: Callable[[], Awaitable[None]] | None = None) -> int:
+def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO) -> int:
     async def main() -> None:
         try:
             await server.start()
@@ -42,11 +41,7 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
         for line in banner(server.url):
             out.write(line + "\n")
         out.flush()
-        try:
-            await server.serve_forever()
-        finally:
-            if on_close is not None:
-                await on_close()
+        await server.serve_forever()
 
     try:
         asyncio.run(main())
@@ -150,7 +145,7 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
         return [f"callscope proxy: listening on {url} -> {redact_url(proxy.upstream)}",
                 f"  streamed responses are recorded in {args.dir}"]
 
-    return _run(make_server(proxy, args.port), banner, out, proxy.aclose)
+    return _run(make_server(proxy, args.port), banner, out)
 
 
 # -- parsing -----------------------------------------------------------------------------------

@@ -232,8 +232,10 @@ class HTTPServer:
     """Serves ``handler(request, responder)`` on 127.0.0.1. The handler must write a response;
     if it leaves the body unfinished the connection is closed."""
 
-    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0,
+                 on_close: Callable[[], Awaitable[None]] | None = None) -> None:
         self.handler = handler
+        self.on_close = on_close
         self.host = host
         self.port = port
         self._server: asyncio.Server | None = None
@@ -266,6 +268,9 @@ class HTTPServer:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
+        if self.on_close is not None:
+            on_close, self.on_close = self.on_close, None
+            await on_close()
 
     async def _connection(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
@@ -334,6 +339,10 @@ class BackgroundServer:
         self._ready.set()
         self._loop.run_forever()
         self._loop.run_until_complete(self.server.close())
+        left = asyncio.all_tasks(self._loop)  # e.g. a connection accepted during the close
+        for task in left:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
         self._loop.close()
 
     def start(self) -> str:

@@ -208,27 +208,29 @@ def test_http_error_status_with_provider_shaped_or_given_body():
 def test_chunk_size_and_delay_flush_each_chunk():
     full = CHAT.read_bytes()
     with start(CHAT) as url:
-        _, data, reads = post(url, "/v1/chat/completions", fault="chunk=100,delay=0.15,cut=300,"
+        _, data, reads = post(url, "/v1/chat/completions", fault="chunk=100,delay=0.25,cut=300,"
                               "end=clean")
     assert data == full[:300]
     assert [len(d) for _, d in reads] == [100, 100, 100]
-    assert reads[0][0] < 0.12 <= reads[1][0]  # the first chunk came before the delays: no buffering
-    assert reads[2][0] - reads[0][0] >= 0.29
+    # The first chunk was delivered long before the last: nothing held the body back.
+    # (Lower bounds only: a loaded machine can delay a read, never hasten one.)
+    assert reads[2][0] - reads[0][0] >= 0.3
 
 
 def test_recorded_timing_and_speed(tmp_path):
     path = tmp_path / "timed.jsonl"
     data = CHAT_TEXT.read_bytes()
-    save_session(str(path), SessionHeader(), [Chunk(0.0, data[:50]), Chunk(0.3, data[50:])],
+    save_session(str(path), SessionHeader(), [Chunk(0.0, data[:50]), Chunk(0.6, data[50:])],
                  StreamEnd("clean"))
     with start(path, defaults=Faults()) as url:
         _, recorded, slow = post(url, "/v1/chat/completions")
         _, fast_data, fast = post(url, "/v1/chat/completions", fault="speed=inf")
-        _, _, faster = post(url, "/v1/chat/completions", fault="speed=3")
+        _, _, faster = post(url, "/v1/chat/completions", fault="speed=4")
     assert recorded == fast_data == data
-    assert slow[-1][0] >= 0.3 and slow[0][0] < 0.2
-    assert fast[-1][0] < 0.2
-    assert 0.1 <= faster[-1][0] < 0.25
+    assert slow[-1][0] - slow[0][0] >= 0.55
+    # Upper bounds are generous (a busy machine is slow); each is far below the next lower one.
+    assert fast[-1][0] < 0.45
+    assert 0.15 <= faster[-1][0] < 0.55
 
 
 def test_recorded_endings_are_replayed(tmp_path):
