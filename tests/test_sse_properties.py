@@ -1,0 +1,270 @@
+"""Properties of core/sse.py: chunking independence, agreement with an independent reference
+implementation of the WHATWG algorithm, and linear scanning (proved by counting, not timing)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import callscope.core.sse as sse
+import pytest
+from callscope.core.sse import Frame, SSEDecoder, decode_all
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+PROPERTY_SETTINGS = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+# SSE-ish building blocks: field names, every line end, colons and spaces, multi-byte UTF-8
+# (BOM, NEL, LS, fullwidth digit), truncated and invalid sequences, NUL, VT.
+TOKENS = [
+    b"data:", b"data: ", b"data", b"event:", b"event: ", b"id:", b"id: ", b"id",
+    b"retry:", b"retry: ", b"12", b"7", b"x", b"y", b":", b" ", b"  ",
+    b"\r", b"\n", b"\r\n", b"\n\n", b"\r\r", b"\r\n\r\n",
+    b"\xef\xbb\xbf", b"\xef\xbb", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80",
+    b"\xc2\x85", b"\xe2\x80\xa8", b"\xef\xbc\x91", b"\x00", b"\x0b", b"\xff", b"\xc3",
+    b"\xe2\x82", b"\xed\xa0\x80", b"\x80",
+]
+streams = st.lists(
+    st.one_of(st.sampled_from(TOKENS), st.binary(max_size=3)), max_size=50
+).map(b"".join)
+
+
+def chunked(stream: bytes, cuts: list[int]) -> list[bytes]:
+    """Split at the given offsets; repeated offsets make empty chunks."""
+    bounds = [0, *sorted(cuts), len(stream)]
+    return [stream[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+@st.composite
+def stream_and_chunks(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
+    stream = draw(streams)
+    cuts = draw(st.lists(st.integers(0, len(stream)), max_size=12))
+    return stream, chunked(stream, cuts)
+
+
+def feed_chunks(chunks: list[bytes]) -> list[Frame]:
+    decoder = SSEDecoder()
+    frames: list[Frame] = []
+    for chunk in chunks:
+        frames += decoder.feed(chunk)
+    return frames + decoder.close()
+
+
+def chunk_free(frames: list[Frame]) -> list[Frame]:
+    return [dataclasses.replace(f, first_chunk=0, last_chunk=0) for f in frames]
+
+
+# -- independent reference: the WHATWG algorithm over the whole decoded stream ----------------
+
+_REF_EOL = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class Reference:
+    events: list[tuple[str, str, str]]  # dispatched (type, data, lastEventId)
+    lines: list[str]  # every line, plus the unterminated tail when it is not empty
+    last_event_id: str  # the last event ID buffer at end of stream
+    reconnection_time: int | None  # the last valid retry value processed
+
+
+def reference(stream: bytes) -> Reference:
+    text = stream.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    *lines, tail = _REF_EOL.split(text)  # the last piece has no line end
+    events: list[tuple[str, str, str]] = []
+    data_buffer, event_type, last_id, retry = "", "", "", None
+    for line in lines:
+        if line == "":
+            # "dispatch the event"
+            if data_buffer == "":
+                data_buffer, event_type = "", ""
+                continue
+            if data_buffer.endswith("\n"):
+                data_buffer = data_buffer[:-1]
+            events.append((event_type or "message", data_buffer, last_id))
+            data_buffer, event_type = "", ""
+            continue
+        if line.startswith(":"):
+            continue
+        if ":" in line:
+            field, value = line.split(":", 1)
+            if value.startswith(" "):
+                value = value[1:]
+        else:
+            field, value = line, ""
+        if field == "event":
+            event_type = value
+        elif field == "data":
+            data_buffer += value + "\n"
+        elif field == "id":
+            if "\0" not in value:
+                last_id = value
+        elif field == "retry":
+            if value and all(c in "0123456789" for c in value):
+                retry = int(value)
+    # End of file: pending data is discarded; the tail is not a line.
+    return Reference(events, lines + ([tail] if tail else []), last_id, retry)
+
+
+def test_reference_itself_reads_a_known_stream() -> None:
+    ref = reference(b"\xef\xbb\xbfid: 1\r\nevent: e\rdata: a\ndata\n\nretry: 3\n\ndata: b\n\ndata: c")
+    assert ref.events == [("e", "a\n", "1"), ("message", "b", "1")]
+    assert ref.lines[0] == "id: 1" and ref.lines[-1] == "data: c"
+    assert ref.reconnection_time == 3
+
+
+# -- properties ---------------------------------------------------------------------------
+
+
+@PROPERTY_SETTINGS
+@given(stream_and_chunks())
+def test_any_chunking_gives_the_frames_of_the_whole_stream(
+    case: tuple[bytes, list[bytes]],
+) -> None:
+    stream, chunks = case
+    whole = decode_all(stream)
+    frames = feed_chunks(chunks)
+    assert chunk_free(frames) == chunk_free(whole)
+    assert b"".join(f.raw for f in frames) == stream
+    offset = 0
+    for index, frame in enumerate(frames):
+        assert (frame.index, frame.start) == (index, offset)
+        assert frame.end > frame.start and frame.raw == stream[frame.start:frame.end]
+        offset = frame.end
+    assert offset == len(stream)
+
+
+@PROPERTY_SETTINGS
+@given(streams)
+def test_one_byte_chunks_give_the_frames_of_the_whole_stream(stream: bytes) -> None:
+    frames = feed_chunks([stream[i:i + 1] for i in range(len(stream))])
+    assert chunk_free(frames) == chunk_free(decode_all(stream))
+
+
+@PROPERTY_SETTINGS
+@given(stream_and_chunks())
+def test_first_and_last_chunk_hold_the_first_and_last_byte(
+    case: tuple[bytes, list[bytes]],
+) -> None:
+    stream, chunks = case
+    owner: list[int] = []  # chunk index of every stream byte
+    for index, chunk in enumerate(chunks):
+        owner += [index] * len(chunk)
+    for frame in feed_chunks(chunks):
+        assert frame.first_chunk == owner[frame.start]
+        assert frame.last_chunk == owner[frame.end - 1]
+
+
+@PROPERTY_SETTINGS
+@given(stream_and_chunks())
+def test_dispatched_events_match_the_reference_algorithm(
+    case: tuple[bytes, list[bytes]],
+) -> None:
+    stream, chunks = case
+    frames = feed_chunks(chunks)
+    ref = reference(stream)
+    assert [(f.event_type, f.data, f.last_event_id) for f in frames if f.dispatch] == ref.events
+    lines = [line for f in frames for line in f.lines]
+    if stream == b"\xef\xbb\xbf":
+        # The only case where the tail decodes to "": the frame still owns the BOM's bytes.
+        assert lines == [""] and ref.lines == []
+    else:
+        assert lines == ref.lines
+    assert sum(f.terminated for f in frames) == ref.lines.count("")
+    if frames:
+        assert frames[-1].last_event_id == ref.last_event_id
+    retries = [f.retry for f in frames if f.retry is not None]
+    assert (retries[-1] if retries else None) == ref.reconnection_time
+
+
+# -- linear time, proved by counting the bytes the line-end search looks at ----------------
+
+
+class CountingLineEnd:
+    """Stands in for sse._LINE_END: delegates to the real regex and counts scanned bytes.
+
+    With a budget it fails as soon as the count exceeds it, so a quadratic regression fails
+    in a fraction of a second instead of hanging the suite for hours.
+    """
+
+    def __init__(self, real: re.Pattern[bytes]) -> None:
+        self.real = real
+        self.scanned = 0
+        self.calls = 0
+        self.budget: int | None = None
+
+    def search(self, buf: bytes | bytearray, pos: int = 0) -> re.Match[bytes] | None:
+        self.calls += 1
+        self.scanned += len(buf) - pos
+        if self.budget is not None and self.scanned > self.budget:
+            raise AssertionError(f"line-end search scanned {self.scanned} > {self.budget} bytes")
+        return self.real.search(buf, pos)
+
+
+@pytest.fixture
+def counter(monkeypatch: pytest.MonkeyPatch) -> CountingLineEnd:
+    counting = CountingLineEnd(sse._LINE_END)
+    monkeypatch.setattr(sse, "_LINE_END", counting)
+    return counting
+
+
+def feed_bytewise(stream: bytes) -> list[Frame]:
+    decoder = SSEDecoder()
+    frames: list[Frame] = []
+    feed: Callable[[bytes], list[Frame]] = decoder.feed
+    for i in range(len(stream)):
+        frames += feed(stream[i:i + 1])
+    return frames + decoder.close()
+
+
+def test_counter_sees_the_decoder_searches(counter: CountingLineEnd) -> None:
+    # Guards the instrument: if the decoder stopped using _LINE_END the bounds below would
+    # pass vacuously.
+    frames = feed_chunks([b"data: abc\n", b"\n"])
+    assert [f.data for f in frames] == ["abc"]
+    assert counter.calls >= 2 and counter.scanned >= 11
+
+
+def test_one_mebibyte_line_fed_one_byte_at_a_time_is_scanned_linearly(
+    counter: CountingLineEnd,
+) -> None:
+    n = 1 << 20
+    payload = b"x" * (n - len(b"data: ") - 2)
+    stream = b"data: " + payload + b"\n\n"
+    assert len(stream) == n
+    counter.budget = 3 * n
+    frames = feed_bytewise(stream)
+    assert len(frames) == 1 and frames[0].dispatch and frames[0].end == n
+    assert frames[0].data == payload.decode()
+    # Rescanning the pending line on every byte would cost about n * n / 2.
+    assert counter.scanned <= 3 * n
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"], ids=["LF", "CRLF", "CR"])
+def test_many_small_frames_fed_one_byte_at_a_time_are_scanned_linearly(
+    counter: CountingLineEnd, eol: bytes
+) -> None:
+    frame = b"event: e" + eol + b"data: 0123456789" + eol + eol
+    count = 10_000
+    stream = frame * count
+    counter.budget = 3 * len(stream)
+    frames = feed_bytewise(stream)
+    assert len(frames) == count and all(f.dispatch and f.data == "0123456789" for f in frames)
+    assert counter.scanned <= 3 * len(stream)
+
+
+def test_large_block_of_many_lines_in_small_chunks_is_scanned_linearly(
+    counter: CountingLineEnd,
+) -> None:
+    line = b"data: " + b"y" * 57 + b"\r"
+    stream = line * 16_384 + b"\r"  # one 1 MiB block, CR line ends (each waits for a maybe-LF)
+    counter.budget = 3 * len(stream)
+    frames = feed_chunks([stream[i:i + 7] for i in range(0, len(stream), 7)])
+    assert len(frames) == 1 and frames[0].terminated
+    assert frames[0].data.count("\n") == 16_383
+    assert counter.scanned <= 3 * len(stream)
