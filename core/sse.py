@@ -32,7 +32,6 @@ _LINE_END = re.compile(rb"[\r\n]")
 _CR = 0x0D
 _LF = 0x0A
 _BOM = "\ufeff"
-_MAX_RETRY_DIGITS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +209,13 @@ class SSEDecoder:
             if "\x00" not in value:
                 self._last_event_id = value
         elif name == "retry":
-            # All ASCII digits, as the standard says; absurdly long values (past what int()
-            # converts, sys.get_int_max_str_digits) are ignored rather than raising.
-            if value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
-                self._retry = int(value)
+            # All ASCII digits, as the standard says. Values too long for int() (see
+            # sys.get_int_max_str_digits) are ignored: hostile input never raises.
+            if value.isascii() and value.isdigit():
+                try:
+                    self._retry = int(value)
+                except ValueError:
+                    pass
         # Other field names are ignored, as the standard says; the raw line stays visible.
 
     def _emit(self, length: int, *, terminated: bool) -> Frame:

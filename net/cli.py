@@ -127,6 +127,9 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
     took = f", {end.at:.2f} s" if end.at is not None else ""
     detail = f" ({inert(end.detail, 200)})" if end.detail else ""
     out.write(f"-- stream: {end.kind}{detail}, {result.size} B in {result.chunks} chunks{took}\n")
+    if result.content_encoding:
+        out.write(f"-- note: the body came compressed ({inert(result.content_encoding, 40)}); "
+                  "the session holds the compressed bytes\n")
     for problem in result.disagreements:
         out.write(f"-- httpx-sse disagrees: {inert(problem, 200)}\n")
     out.write(f"wrote {path}\n")

@@ -158,6 +158,9 @@ class LiveResult:
     size: int = 0
     chunks: int = 0
     content_type: str = ""
+    content_encoding: str = ""
+    """Set when the server compressed the body despite ``Accept-Encoding: identity``: the
+    recorded bytes are then the compressed ones."""
     disagreements: list[str] = field(default_factory=list)
     """Where httpx-sse read the recorded bytes differently from the engine's decoder."""
 
@@ -219,6 +222,8 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
                          json=request.body) as response:
             result.status = response.status_code
             result.content_type = response.headers.get("content-type", "")
+            encoding = response.headers.get("content-encoding", "identity").lower()
+            result.content_encoding = "" if encoding == "identity" else encoding
             with SessionWriter(path, _header(request, recorded_at, response)) as writer:
                 interrupted: BaseException | None = None
                 try:

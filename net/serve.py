@@ -39,7 +39,7 @@ ENDPOINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"/v1/responses\Z"), "openai-responses"),
     (re.compile(r"/v1/chat/completions\Z"), "openai-chat"),
     (re.compile(r"/v1/messages\Z"), "anthropic"),
-    (re.compile(r"/v1beta/interactions\Z"), "gemini-interactions"),
+    (re.compile(r"/v1(?:alpha|beta)?/interactions\Z"), "gemini-interactions"),
     (re.compile(r"/v1(?:beta)?/models/[^/:]+:streamGenerateContent\Z"), "gemini-generate"),
 )
 """Matched against the end of the path, so a gateway prefix (``/openai/v1/...``) still works."""

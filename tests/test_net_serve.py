@@ -98,6 +98,7 @@ def test_each_endpoint_streams_the_session_of_its_protocol(path, fixture, body):
 def test_endpoint_table_matches_suffixes_only():
     assert protocol_for_path("/openai/v1/chat/completions") == "openai-chat"
     assert protocol_for_path("/v1/models/m-1:streamGenerateContent") == "gemini-generate"
+    assert protocol_for_path("/v1/interactions") == "gemini-interactions"  # google-genai 3.x
     assert protocol_for_path("/v1/chat/completions/extra") is None
     assert protocol_for_path("/v1beta/models/m:generateContent") is None
 
@@ -362,3 +363,23 @@ def test_google_genai_generate_content_stream():
             calls += [(fc.name, fc.args) for fc in chunk.function_calls or ()]
     assert calls == [(name, orjson.loads(text)) for name, text in expected.values()]
     assert calls
+
+
+def test_google_genai_interactions_stream():
+    pytest.importorskip("google.genai")
+    from google import genai
+    from google.genai import types
+
+    expected = engine_calls(INTERACTIONS.read_bytes())
+    with start(INTERACTIONS) as url:  # this SDK posts to /v1/interactions
+        client = genai.Client(api_key="g-test", http_options=types.HttpOptions(base_url=url))
+        names: dict[int, str] = {}
+        args: dict[int, str] = {}
+        for event in client.interactions.create(model="gemini-2.5-flash", input="hi",
+                                                stream=True):
+            if event.event_type == "step.start" and event.step.type == "function_call":
+                names[event.index] = event.step.name
+            elif event.event_type == "step.delta" and event.delta.type == "arguments_delta":
+                args[event.index] = args.get(event.index, "") + event.delta.arguments
+    assert [(names[i], args[i]) for i in sorted(names)] == list(expected.values())
+    assert names

@@ -131,6 +131,7 @@ class CallscopeApp(App[None]):
     def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
+        self.query_one("#status").set_class(bool(self.note), "-note")
         self.query_one("#frames").border_title = "raw frames"
         self.query_one("#buffers").border_title = "argument buffers"
         self.query_one("#decisions").border_title = "harness decisions"
@@ -156,7 +157,10 @@ class CallscopeApp(App[None]):
         self.query_one(FramesPane).show(view, frozenset(self.matches))
         self.query_one(BuffersPane).show(view, self.selected)
         self.query_one(DecisionsPane).show(view)
-        self.query_one("#status", Static).update(self._status(view))
+        status = self.query_one("#status", Static)
+        line = self._status(view)
+        if not safe.same(line, status.content):
+            status.update(line, layout=False)
 
     def move(self, k: int | None, *, quiet: bool = False, stepped: bool = False) -> None:
         if k is None:

@@ -78,3 +78,8 @@ def short(text: str, limit: int = 80) -> str:
     """A one-line, bounded, escaped preview."""
     shown = plain(text)
     return shown if len(shown) <= limit else shown[:limit - 1] + "…"
+
+
+def same(a: object, b: object) -> bool:
+    """Content equality including styles (``==`` on Content compares the text only)."""
+    return isinstance(a, Content) and isinstance(b, Content) and a.is_same(b)

@@ -138,6 +138,18 @@ class Lane(Static):
     def __init__(self, key: str) -> None:
         super().__init__(classes="lane")
         self.key = key
+        self.shown: CallView | None = None
+
+    def show(self, call: CallView, timeline: Timeline | None, k: int) -> None:
+        """Re-render only when the call's state changed (a call view is a frozen value)."""
+        if call == self.shown:
+            return
+        self.shown = call
+        name = safe.content(call.name or "(no name yet)", "bold")
+        self.border_title = Content.assemble(f"{call.order + 1} ", safe.content(call.key), " · ", name)
+        self.border_subtitle = _outcome(call)
+        self.set_class(call.fresh is not None, "-fresh")
+        self.update(lane(call, timeline, k))
 
     def on_click(self, event: Click) -> None:
         if event.style.meta.get("@click") is None:
@@ -157,6 +169,7 @@ class BuffersPane(VerticalScroll, can_focus=False):
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._text
         yield self._empty
+        self._empty.update(Content.styled("No tool call yet at this step.", "$text-muted italic"))
 
     def load(self, timeline: Timeline) -> None:
         self.timeline = timeline
@@ -175,16 +188,12 @@ class BuffersPane(VerticalScroll, can_focus=False):
             widget.display = key in present
         for call in view.calls:
             widget = self._lanes[call.key]
-            name = safe.content(call.name or "(no name yet)", "bold")
-            widget.border_title = Content.assemble(f"{call.order + 1} ", safe.content(call.key),
-                                                   " · ", name)
-            widget.border_subtitle = _outcome(call)
             widget.set_class(call.key == selected, "-selected")
-            widget.set_class(call.fresh is not None, "-fresh")
-            widget.update(lane(call, self.timeline, view.k))
+            widget.show(call, self.timeline, view.k)
         self._empty.display = not view.calls
-        self._empty.update(Content.styled("No tool call yet at this step.", "$text-muted italic"))
-        self._text.update(_turn_text(view))
+        text = _turn_text(view)
+        if not safe.same(text, self._text.content):
+            self._text.update(text)
         self._text.display = bool(view.turn.text)
         target = self._lanes.get(selected or "") or next(
             (self._lanes[c.key] for c in view.calls if c.fresh is not None), None)

@@ -153,6 +153,9 @@ class DecisionsPane(Vertical, can_focus=False):
 
     def show(self, view: View) -> None:
         assert self.timeline is not None
-        self._summary.update(summary(view))
-        self._log.update(log_entries(view, self.timeline))
-        self.call_after_refresh(self._scroll.scroll_end, animate=False)
+        top, log = summary(view), log_entries(view, self.timeline)
+        if not safe.same(top, self._summary.content):
+            self._summary.update(top)
+        if not safe.same(log, self._log.content):
+            self._log.update(log)
+            self.call_after_refresh(self._scroll.scroll_end, animate=False)
