@@ -178,21 +178,21 @@ class CallscopeApp(App[None]):
         frame = f"#{view.frame.index}" if view.frame is not None else "—"
         play = f"▶ {self.speed:g}×" if self.playing else f"❚❚ {self.speed:g}×"
         parts: list[safe.Part] = [
-            ("callscope ", "bold $text-primary"), safe.content(safe.short(self.source, 48)),
-            ("  ", ""), (tl.state.protocol, "bold"),
+            ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"),
             f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
-            f"  {view.received}/{tl.total_bytes} B  chunk {max(view.chunks_seen - 1, 0)}/"
-            f"{len(tl.chunks) - 1}",
-            ("  chunking ", "$text-muted"), str(tl.chunking),
+            f"  {view.received}/{tl.total_bytes} B",
             *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
               if tl.cut is not None else ()),
             "  ", (play, "bold $text-success" if self.playing else "$text-muted"),
+            ("  chunking ", "$text-muted"), str(tl.chunking),
+            f" ({max(view.chunks_seen - 1, 0)}/{len(tl.chunks) - 1})",
         ]
         if self.breakpoints:
             parts += [("  break on ", "$text-muted"), ", ".join(sorted(self.breakpoints))]
         if self.search_text:
             parts += [("  search ", "$text-muted"), safe.content(safe.short(self.search_text, 20)),
                       f" ({len(self.matches)})"]
+        parts += ["  ", safe.content(safe.short(self.source, 60), "$text-muted")]
         if self.note:
             parts += ["\n", safe.content(safe.short(self.note, 200), "italic $text-muted")]
         return Content.assemble(*parts)

@@ -1,0 +1,349 @@
+"""Pilot tests: one cursor drives three panes; every key moves it where the timeline says."""
+
+from __future__ import annotations
+
+import pathlib
+
+import orjson
+from callscope.core.engine import DecisionStep
+from callscope.core.replay import Chunking
+from callscope.core.tools import ToolSet
+from callscope.tui import safe
+from callscope.tui.app import CallscopeApp
+from callscope.tui.commands import CallscopeCommands
+from callscope.tui.panes.buffers import BuffersPane, Lane
+from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.frames import FramesPane
+from callscope.tui.screens import DetailScreen, HelpScreen
+from textual.widgets import Input, Static
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+PARALLEL = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+MAX_TOKENS = FIXTURES / "anthropic" / "max_tokens_mid_tool_input.sse"
+SIZE = (120, 34)
+TOOLS = ToolSet([{"name": "GetWeatherArgs", "parameters": {"type": "object"}},
+                 {"name": "get_stock_price", "parameters": {"type": "object"}}])
+
+
+def app_for(path: pathlib.Path, **kwargs) -> CallscopeApp:
+    return CallscopeApp([(0.0, path.read_bytes())], source=path.name, **kwargs)
+
+
+def screen_text(app: CallscopeApp) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def frames_text(app: CallscopeApp) -> str:
+    """Every row of the frames pane, rendered through its line API (not only the visible ones),
+    gutters dropped and folded rows joined again."""
+    pane = app.query_one(FramesPane)
+    rows = []
+    for index in range(len(app.timeline.frames)):
+        rows += [strip.text[2:].rstrip(" ") for strip in pane._frame_strips(index)]
+    return "".join(rows)
+
+
+def lanes(app: CallscopeApp) -> dict[str, str]:
+    return {lane.key: lane.content.plain for lane in app.query(Lane) if lane.display}
+
+
+def decisions_text(app: CallscopeApp) -> str:
+    pane = app.query_one(DecisionsPane)
+    return pane._summary.content.plain + "\n" + pane._log.content.plain
+
+
+def check_in_sync(app: CallscopeApp) -> None:
+    view = app.timeline.view(app.cursor)
+    frames = app.query_one(FramesPane)
+    assert frames.view is not None and frames.view.k == view.k
+    assert (frames.view.frame.index if frames.view.frame else None) == (
+        view.frame.index if view.frame else None)
+    shown = lanes(app)
+    assert list(shown) == [c.key for c in view.calls]
+    for call in view.calls:
+        assert safe.plain(call.text)[-200:] in shown[call.key].replace("␊\n", "␊")
+    summary = app.query_one(DecisionsPane)._summary.content.plain
+    for call in view.calls:
+        expected = call.decision.action.upper() if call.decision else "WAIT"
+        assert f"{call.name} {expected}" in summary
+    status = app.query_one("#status").content.plain
+    assert f"step {view.k}/{len(app.timeline) - 1}" in status
+
+
+async def test_one_cursor_keeps_the_three_panes_in_sync():
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        check_in_sync(app)
+        seen_actions = set()
+        for key in ["n"] * 3 + ["j"] * 3 + ["right"] * 6 + ["end", "home", "n", "d", "d"]:
+            await pilot.press(key)
+            check_in_sync(app)
+            seen_actions |= {c.decision.action if c.decision else "wait"
+                             for c in app.timeline.view(app.cursor).calls}
+        await pilot.press("end")
+        check_in_sync(app)
+        assert f"step {app.cursor}/" in screen_text(app)
+        assert seen_actions >= {"wait"} and "EXECUTE" in decisions_text(app)
+
+
+NAV = [("right", "frame", 1), ("n", "frame", 1), ("left", "frame", -1), ("p", "frame", -1),
+       ("full_stop", "chunk", 1), ("comma", "chunk", -1), ("j", "call", 1), ("k", "call", -1),
+       ("down", "step", 1), ("up", "step", -1), ("d", "decision", 1), ("D", "decision", -1),
+       ("a", "anomaly", 1), ("A", "anomaly", -1), ("r", "refusal", 1), ("R", "refusal", -1)]
+
+
+async def test_each_navigation_key_moves_where_the_timeline_says():
+    # Chunked every 40 bytes and cut inside the second call: chunks, frames, call events,
+    # waits, two refusals and an anomaly (the missing terminal) to step between.
+    full = PARALLEL.read_bytes()
+    app = CallscopeApp([(0.0, full[:5000])], source="m", chunking=Chunking.parse("bytes:40"))
+    async with app.run_test(size=SIZE) as pilot:
+        tl = app.timeline
+        for key, kind, direction in NAV:
+            start = len(tl) - 1 if kind in ("refusal", "anomaly") and direction < 0 else len(tl) // 2
+            app.cursor = start
+            expected = tl.next_step(start, kind) if direction > 0 else tl.prev_step(start, kind)
+            assert expected is not None, key  # every key has somewhere to go from here
+            await pilot.press(key)
+            assert app.cursor == expected, key
+        await pilot.press("end", "right", "n", "down", "j")  # nothing further: the cursor stays
+        assert app.cursor == len(tl) - 1
+
+
+async def test_home_end_and_go_to():
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        assert app.cursor == len(app.timeline) - 1
+        await pilot.press("home")
+        assert app.cursor == 0
+        await pilot.press("g", "#", "5", "enter")  # typed
+        assert app.cursor == app.timeline.step_for_frame(5)
+        for text, expected in (("@3000", app.timeline.step_for_offset(3000)), ("17", 17),
+                               ("#x", 17)):  # not a number: nothing moves
+            await pilot.press("g")
+            app.screen.query_one(Input).value = text
+            await pilot.press("enter")
+            assert app.cursor == expected
+
+
+async def test_clicking_a_frame_selects_it_and_a_lane_jumps_to_its_frame():
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(FramesPane)
+        row = pane.row_of_frame(2) - round(pane.scroll_y)
+        assert 0 < row < pane.size.height
+        assert await pilot.click(FramesPane, offset=(6, 1 + row + 2))  # +1: the border
+        assert app.cursor == app.timeline.step_for_frame(2)
+        await pilot.press("end")
+        await pilot.pause()
+        await pilot.click(Lane, offset=(3, 1))
+        await pilot.pause()
+        first = app.timeline.view(app.cursor).calls[0]
+        assert app.selected == first.key and app.cursor == app.timeline.step_for_frame(
+            first.last_frame)
+        # every fragment in a lane links to the frame that carried it
+        lane = next(iter(app.query(Lane)))
+        links = {span.style.meta["@click"] for span in lane.content.spans
+                 if not isinstance(span.style, str) and "@click" in span.style.meta}
+        call = app.timeline.view(app.cursor).calls[0]
+        frames = {f for _, _, f in app.timeline.calls[call.key].spans(app.cursor)}
+        assert links == {f"app.goto_frame({f})" for f in frames}
+
+
+async def test_select_calls_and_jump_to_their_frames():
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "right_square_bracket", "right_square_bracket", "o")
+        await pilot.pause()
+        second = app.timeline.view(app.cursor).calls[1]
+        assert app.selected == second.key
+        assert app.query_one(FramesPane).view.frame.index == second.last_frame
+        assert "-selected" in app.query(Lane)[1].classes
+
+
+async def test_cut_here_refuses_everything_and_undo_restores():
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        original = app.timeline
+        app.cursor = original.step_for_frame(7)
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.timeline.cut == original.frames[7].end
+        assert app.cursor == len(app.timeline) - 1
+        text = decisions_text(app)
+        assert "REFUSE truncated" in text and "lenient harness would have EXECUTED" in text
+        assert f"CUT at {original.frames[7].end}" in screen_text(app)
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.timeline is original and app.cursor == original.step_for_frame(7)
+        await pilot.press("X", "5", "0", "0", "enter")
+        await pilot.pause()
+        assert app.timeline.cut == 500 and not app.timeline.view(len(app.timeline) - 1).calls
+
+
+async def test_chunking_cycle_keeps_frame_and_decisions():
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        app.cursor = app.timeline.step_for_frame(9)
+        decisions = [s.decision for s in app.timeline.steps if isinstance(s, DecisionStep)]
+        for expected in ("bytes:1", "random:7", "recorded"):
+            await pilot.press("c")
+            await pilot.pause()
+            assert str(app.timeline.chunking) == expected
+            assert app.timeline.view(app.cursor).frame.index == 9
+            assert [s.decision for s in app.timeline.steps if isinstance(s, DecisionStep)] == decisions
+        assert len(app.timeline.chunks) == 1
+
+
+async def test_play_runs_and_stops_at_a_breakpoint():
+    app = app_for(MAX_TOKENS)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("plus", "plus", "plus", "plus", "plus", "2")  # fast; break on parse
+        assert app.speed == 64.0 and app.breakpoints == {"parse"}
+        await pilot.press("space")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if not app.playing:
+                break
+        assert not app.playing
+        parse = app.timeline.by_kind["parse"]
+        assert app.cursor == (parse[0] if parse else len(app.timeline) - 1)
+        await pilot.press("2", "1", "space")  # now break on refusal
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if not app.playing:
+                break
+        assert app.cursor == app.timeline.by_kind["refusal"][0]
+
+
+async def test_detail_help_and_palette():
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        text = app.screen.query_one(Static).content.plain
+        assert "Data (parsed JSON, pretty)" in text and '"GetWeatherArgs"' in text
+        assert "CallOpened" in text  # what this frame did
+        assert "Data (parsed JSON" in screen_text(app)
+        await pilot.press("escape", "f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert "callscope.next-frame" in app.screen.query_one(Static).content.plain
+        await pilot.press("escape")
+        await pilot.pause()
+        provider = CallscopeCommands(app.screen)
+        hits = [hit async for hit in provider.search("cut here")]
+        assert hits and hits[0].text == "Cut here"
+        titles = [hit.text async for hit in provider.discover()]
+        assert "Break on refusal (off)" in titles
+        assert any(t.startswith("Jump to call GetWeatherArgs") for t in titles)
+
+
+async def test_search_marks_and_steps_through_matches():
+    app = app_for(MAX_TOKENS)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "input_json_delta"
+        await pilot.press("enter")
+        await pilot.pause()
+        matches = app.matches
+        assert matches and all(b"input_json_delta" in app.timeline.frames[i].raw for i in matches)
+        assert app.timeline.view(app.cursor).frame.index == matches[0]
+        await pilot.press("f")
+        await pilot.pause()
+        assert app.timeline.view(app.cursor).frame.index == matches[1]
+        await pilot.press("F")
+        await pilot.pause()
+        assert app.timeline.view(app.cursor).frame.index == matches[0]
+        assert "◆" in frames_text(app)
+
+
+async def test_exports_and_clipboard(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "S", "L", "W", "y")
+        await pilot.pause()
+        stem = "parallel_tool_calls_two_functions"
+        assert (tmp_path / f"{stem}.sse").read_bytes() == PARALLEL.read_bytes()
+        log = orjson.loads((tmp_path / f"{stem}.decisions.json").read_bytes())
+        assert [r["action"] for r in log["log"] if r["action"] != "wait"] == ["execute", "execute"]
+        assert log["turn"]["signal"] == "[DONE]"
+        assert "| execute |" in (tmp_path / f"{stem}.decisions.md").read_text()
+        (args,) = tmp_path.glob("*.args.json")
+        first = app.timeline.view(app.cursor).calls[0]
+        assert args.read_text() == first.text == app.clipboard
+        await pilot.press("Y")
+        assert app.clipboard == app.timeline.view(app.cursor).frame.raw.decode()
+
+
+async def test_keys_can_be_remapped_by_binding_id():
+    app = app_for(PARALLEL, keymap={"callscope.next-frame": "ctrl+f"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        assert app.cursor == app.timeline.next_step(0, "frame")
+        await pilot.press("n")  # the old key is gone
+        await pilot.pause()
+        assert app.cursor == app.timeline.next_step(0, "frame")
+
+
+def hostile_stream() -> bytes:
+    evil = "[bold red]x[/] \x1b[31mred \x1b]8;;http://x\x07link \u202ertl"
+
+    def chunk(delta: dict) -> bytes:
+        body = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+        return b"data: " + orjson.dumps(body) + b"\n\n"
+
+    return (b": " + evil.encode() + b"\n\nevent: " + evil.encode() + b"\ndata: {}\n\n"
+            + chunk({"tool_calls": [{"index": 0, "id": "id_" + evil, "type": "function",
+                                     "function": {"name": "t" + evil, "arguments": ""}}]})
+            + chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": "' + evil}}]}))
+
+
+LITERALS = ["[bold red]x[/]", "␛[31mred", "␛]8;;http://x␇link", "⟨U+202E⟩rtl"]
+
+
+async def test_untrusted_text_is_shown_literally_in_every_pane():
+    app = CallscopeApp([(0.0, hostile_stream())], source="evil[bold].sse")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        texts = {"frames": frames_text(app), "buffers": "\n".join(lanes(app).values()),
+                 "decisions": decisions_text(app), "screen": screen_text(app)}
+        app.cursor = app.timeline.step_for_frame(1)  # the frame whose event name is hostile
+        await pilot.press("enter")
+        await pilot.pause()
+        texts["detail"] = app.screen.query_one(Static).content.plain
+        for pane, text in texts.items():
+            for literal in LITERALS if pane != "screen" else LITERALS[:1]:
+                assert literal in text, (pane, literal)
+            assert not any(ch in text for ch in "\x1b\x07\u202e"), pane
+        assert "evil[bold].sse" in texts["screen"]
+
+
+def test_safe_escapes_are_visible_and_inert():
+    assert safe.plain("a\r\nb\tc\x00\x7f\x85\ufeff\u200b\u2066\U000e0041") == (
+        "a␍␊b␉c␀␡⟨U+0085⟩⟨BOM⟩⟨U+200B⟩⟨U+2066⟩⟨U+E0041⟩")
+    content = safe.content("[b]x[/b]\x1b", "bold")
+    assert content.plain == "[b]x[/b]␛"
+    assert safe.short("x" * 100, 10) == "x" * 9 + "…"
+    assert safe.plain("ok ünïcødé 日本") == "ok ünïcødé 日本"
+
+
+async def test_a_huge_session_renders_only_what_is_on_screen():
+    from test_timeline import synthetic_chat
+
+    chunks = synthetic_chat(20_000)
+    app = CallscopeApp(chunks, source="big")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        assert pane.virtual_size.height > 20_000 * 3
+        assert len(pane._cache) <= 12  # a screenful of frames, not 20,000
+        assert pane.view.frame.index == len(app.timeline.frames) - 1
+        assert "step" in screen_text(app)
+        assert len(app.query_one(BuffersPane).query(Lane)) == 3
