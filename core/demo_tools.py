@@ -32,13 +32,20 @@ def delete_demo_file(path: str, dry_run: bool = False) -> dict[str, Any]:
     return {"path": path, "existed": exists, "deleted": exists and not dry_run, "dry_run": dry_run}
 
 
+def list_demo_keys() -> dict[str, Any]:
+    return {"keys": sorted(DEMO_VALUES)}
+
+
 DEMO_TOOLS: dict[str, Callable[..., dict[str, Any]]] = {
+    "list_demo_keys": list_demo_keys,
     "lookup_demo_value": lookup_demo_value,
     "add_demo_numbers": add_demo_numbers,
     "delete_demo_file": delete_demo_file,
 }
 
 DEMO_TOOL_DEFINITIONS: list[dict[str, Any]] = [
+    {"name": "list_demo_keys", "parameters": {"type": "object", "properties": {},
+                                              "additionalProperties": False}},
     {"name": "lookup_demo_value", "parameters": {
         "type": "object", "properties": {"key": {"type": "string"}},
         "required": ["key"], "additionalProperties": False}},

@@ -79,11 +79,12 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
     turn = ctx.turn
     if turn.halted:
         return "truncated", f"the engine stopped reading at a limit: {turn.halted}"
+    if turn.failed:  # an error explains a missing terminal better than "truncated" does
+        error = turn.errors[0].message if turn.errors else f"stop reason {turn.stop.reason}"  # type: ignore[union-attr]
+        ended = "" if turn.complete else " (and the terminal signal never came)"
+        return "provider_error", f"the provider reported a failure{ended}: {error}"[:200]
     if not turn.complete:
         return "truncated", "the terminal signal never came"
-    if turn.failed:
-        error = turn.errors[0].message if turn.errors else f"stop reason {turn.stop.reason}"  # type: ignore[union-attr]
-        return "provider_error", f"the provider reported a failure: {error}"[:200]
     if turn.cut:
         return "truncated", f"the provider says the output was cut ({turn.stop.reason})"  # type: ignore[union-attr]
     if not call.closed:

@@ -64,9 +64,6 @@ DESCRIPTIONS = {
     "delete_demo_file": "Delete a file of the in-memory demo folder (dry_run only reports).",
     "list_demo_keys": "List the keys of the demo notebook (takes no arguments).",
 }
-NO_ARGS_TOOL = {"name": "list_demo_keys", "parameters": {"type": "object", "properties": {}}}
-"""Declared only in the no-arguments sessions. It is not a demo tool, so the gate's execute
-is a dry run there (every demo tool takes arguments)."""
 
 FAKE_KEYS = {  # placeholders: save_session writes "[REDACTED]" in their place
     "openai": "Bearer sk-proj-demo-not-a-real-key", "anthropic": "sk-ant-demo-not-a-real-key",
@@ -202,12 +199,12 @@ SCENARIOS = (
              stop=Stop("length"), max_tokens=48),
     Scenario("provider_error", "Look up the deadline and add 1 and 2.",
              "the provider reports an error while the second call streams",
-             "refuse truncated: an error event is not a terminal signal, and none follows (the "
-             "error is shown beside the decisions)",
+             "refuse provider_error: the provider reported an error and no terminal signal "
+             "follows (the gate names both)",
              why_for={"openai-responses": "refuse provider_error: error, then response.failed "
                       "(a terminal signal that reports the failure)",
-                      "gemini-generate": "refuse truncated: the error chunk is not a finishReason; "
-                      "the unfinished call is never sent"},
+                      "gemini-generate": "refuse provider_error: the error chunk is not a "
+                      "finishReason; the unfinished call is never sent"},
              items=_fixed(ToolCall(LOOKUP, '{"key":"Deadline"}'),
                     ToolCall(ADD, '{"a": 1, "b', closed=False)),
              stop=Stop("error")),
@@ -220,10 +217,10 @@ SCENARIOS = (
                       "input streaming can send, with a normal tool_use stop"},
              items=lambda p: (ToolCall(LOOKUP, INVALID[p]),), eager=True),
     Scenario("no_arguments", "List the demo keys.", "a call of a tool without parameters",
-             "execute with {} (a dry run: list_demo_keys is declared but not a demo tool); the "
+             "execute with {}: the demo tool list_demo_keys runs; the "
              "wire form differs: OpenAI sends \"{}\", Anthropic one empty partial_json, Gemini "
              "no arguments at all",
-             lambda p: (ToolCall("list_demo_keys", NO_ARGUMENTS[p]),), extra_tools=(NO_ARGS_TOOL,)),
+             lambda p: (ToolCall("list_demo_keys", NO_ARGUMENTS[p]),)),
     Scenario("multibyte", "Trouve l’échéance 締め切り 🎯", "emoji, CJK and accented text and "
              "arguments; network reads split inside multi-byte characters",
              "execute: characters split across reads are reassembled before any parsing",
