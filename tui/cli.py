@@ -168,8 +168,24 @@ def _with(header: Any, **changes: Any) -> Any:
     return dataclasses.replace(header, **changes)
 
 
+def load_keymap(path: str | None) -> dict[str, str] | None:
+    """A JSON object of binding id -> keys, e.g. {"callscope.cut": "ctrl+x"} (ids in f1 help)."""
+    if path is None:
+        return None
+    try:
+        value = orjson.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise InputError(path, exc.strerror or "cannot read") from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON ({exc})") from None
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise InputError(path, 'expected a JSON object of binding id -> keys')
+    return value
+
+
 def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
-    from .app import run_app
+    from .app import CallscopeApp
 
     note = None
     path = args.input
@@ -178,8 +194,9 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
         note = ("Bundled demo session. Open your own: callscope FILE (.jsonl session, .sse capture "
                 "or .har); more demos in " + str(sessions_dir()))
     loaded = LoadedInput(path)
-    run_app(list(loaded.chunks()), source=path, protocol=protocol_for(loaded, args.protocol),
-            tools=toolset_for(loaded, load_tools(args.tools)), note=note)
+    keymap = load_keymap(args.keymap)
+    CallscopeApp(list(loaded.chunks()), source=path, protocol=protocol_for(loaded, args.protocol),
+                 tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap).run()
     return 0
 
 
@@ -230,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("open", help="open the debugger (the default command)")
     p.add_argument("input", nargs="?", metavar="INPUT")
+    p.add_argument("--keymap", metavar="FILE", help='remap keys: JSON {"callscope.cut": "ctrl+x"}')
     common(p)
 
     from ..net.cli import add_commands  # network commands live at the edge, in net/
