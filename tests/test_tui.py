@@ -257,7 +257,10 @@ async def test_search_marks_and_steps_through_matches():
         await pilot.press("F")
         await pilot.pause()
         assert app.timeline.view(app.cursor).frame.index == matches[0]
-        assert "◆" in frames_text(app)
+        pane = app.query_one(FramesPane)
+        marked = {i for i in range(len(app.timeline.frames))
+                  if pane._frame_strips(i)[0].text[1] == "◆"}
+        assert marked == set(matches)
 
 
 async def test_exports_and_clipboard(tmp_path, monkeypatch):

@@ -74,6 +74,11 @@ def content(text: str, style: Style | str = "", escape: Style | str = "dim itali
     return Content.assemble(*parts, strip_control_codes=False)
 
 
+def lines(text: str, style: Style | str = "", escape: Style | str = "dim italic") -> Content:
+    """Like :func:`content`, but a newline breaks the line (for pretty-printed JSON)."""
+    return Content("\n").join([content(line, style, escape) for line in text.split("\n")])
+
+
 def short(text: str, limit: int = 80) -> str:
     """A one-line, bounded, escaped preview."""
     shown = plain(text)

@@ -17,12 +17,17 @@ from ..core.timeline import Timeline
 from . import safe
 from .panes.frames import fmt_time, line_spans
 
-HELP_INTRO = """callscope steps through a recorded stream: every pane shows the same instant.
-Left: the raw SSE frames as the bytes arrived (┊ = a network chunk boundary, red when it split a
-UTF-8 character). Middle: each call's argument text, rebuilt fragment by fragment; the text the
-current frame added is highlighted, and the DRAFT preview is never what a tool receives. Right:
-the harness gate; it waits while the turn is open and decides only after the terminal signal.
-Click a frame, a fragment or a log entry to move there. Keys can be remapped by binding id."""
+HELP_INTRO = (
+    "callscope steps through a recorded stream: every pane shows the same instant.\n"
+    "Left: the raw SSE frames as the bytes arrived (┊ marks a network chunk boundary, red when it "
+    "split a UTF-8 character; frames not yet complete are dimmed). "
+    "Middle: each call's argument text, rebuilt fragment by fragment; the text the current frame "
+    "added is highlighted, and the DRAFT preview is never what a tool receives. "
+    "Right: the harness gate, which waits while the turn is open and decides only after the "
+    "terminal signal, citing the frame it relied on.\n"
+    "Click a frame, a fragment or a log entry to move there. Every key below can be remapped by "
+    "its binding id (App.set_keymap)."
+)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -97,14 +102,15 @@ def hexdump(raw: bytes, limit: int = 1024) -> str:
 
 def frame_detail(timeline: Timeline, index: int) -> Content:
     frame = timeline.frames[index]
-    arrived, done = timeline.frame_times(index)
-    prev = timeline.frame_times(index - 1)[1] if index else None
+    timed = len({c.t for c in timeline.chunks}) > 1
+    arrived, done = timeline.frame_times(index) if timed else (None, None)
+    prev = timeline.frame_times(index - 1)[1] if index and timed else None
     inside = [c.start - frame.start for c in timeline.chunks if frame.start < c.start < frame.end]
     facts = [
         ("bytes", f"{frame.start}–{frame.end} ({frame.end - frame.start} B)"),
         ("chunks", f"{frame.first_chunk}–{frame.last_chunk}; boundaries inside at "
                    f"{', '.join(map(str, inside[:20])) or 'none'}{' …' if len(inside) > 20 else ''}"),
-        ("first byte", fmt_time(arrived) or "no timing recorded"),
+        ("first byte", fmt_time(arrived) or "no timing (one chunk, or no arrival times recorded)"),
         ("complete", (fmt_time(done) + (f" (Δ {fmt_time(done - prev, '')} since the previous frame)"
                                         if done is not None and prev is not None else "")) or "—"),
         ("event", frame.event if frame.event is not None else "(none: message)"),
@@ -118,9 +124,9 @@ def frame_detail(timeline: Timeline, index: int) -> Content:
         parts += [(f"{label:>11} ", "$text-muted"), safe.content(value), "\n"]
     try:
         pretty = orjson.dumps(orjson.loads(frame.data), option=orjson.OPT_INDENT_2).decode()
-        parts += [("\nData (parsed JSON, pretty)\n", "bold $text-primary"), safe.content(pretty)]
+        parts += [("\nData (parsed JSON, pretty)\n", "bold $text-primary"), safe.lines(pretty)]
     except orjson.JSONDecodeError:
-        parts += [("\nData (not JSON)\n", "bold $text-primary"), safe.content(frame.data)]
+        parts += [("\nData (not JSON)\n", "bold $text-primary"), safe.lines(frame.data)]
     parts.append(("\n\nRaw bytes (line ends shown)\n", "bold $text-primary"))
     for start, end in line_spans(frame.raw):
         parts += [safe.content(frame.raw[start:end].decode("utf-8", "replace"), "",

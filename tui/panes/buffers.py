@@ -101,9 +101,9 @@ def lane(call: CallView, timeline: Timeline | None, k: int) -> Content:
         if call.closed else "open"
     ident = Content.assemble(
         ("id ", "$text-muted"), safe.content(call.id or "—"),
-        *((("  call_id ", "$text-muted"), safe.content(call.call_id)) if call.call_id else ()),
-        ("  " + call.kind, "$text-muted"), ("  " + state, "$text-muted"),
-        (f"  {call.origin}" if call.origin != "raw" else "", "$text-muted"),
+        *((("\ncall_id ", "$text-muted"), safe.content(call.call_id)) if call.call_id else ()),
+        ("\n" + call.kind, "$text-muted"), (" · " + state, "$text-muted"),
+        (f" · {call.origin}" if call.origin != "raw" else "", "$text-muted"),
     )
     stats = Content.assemble(
         (f"{call.byte_length} B", "bold"), (f" · {call.fragments} fragment"

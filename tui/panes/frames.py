@@ -114,7 +114,9 @@ class FramesPane(ScrollView, can_focus=False):
         self._follow()
 
     def _measure(self, frame: Frame) -> list[int]:
-        widths = []
+        """Display cells of the header, then of each raw line (markers included)."""
+        kind, meta = self._header_parts(frame)
+        widths = [cell_len(f"#{frame.index} {safe.plain(kind)}  {meta}")]
         for start, end in line_spans(frame.raw):
             piece = frame.raw[start:end]
             cells = len(piece) if piece.isascii() else cell_len(
@@ -136,7 +138,7 @@ class FramesPane(ScrollView, can_focus=False):
             return
         self._layout_width = width
         body = width - GUTTER
-        counts = (1 + sum(max(1, -(-w // body)) for w in widths) for widths in self._widths)
+        counts = (sum(max(1, -(-w // body)) for w in widths) for widths in self._widths)
         self._starts = [0, *accumulate(counts)]
         self._cache.clear()
         self.virtual_size = Size(width, self._starts[-1])
@@ -192,9 +194,11 @@ class FramesPane(ScrollView, can_focus=False):
             return "current", None
         if index < view.frames_seen:
             return "past", None
-        # Not yet a frame: bytes may have arrived (chunk arrival before frame completion).
-        partial = view.received if frame.start < view.received < frame.end else None
-        return "future", partial
+        # Not yet a frame at this step, but its bytes may have arrived (a chunk arrives before the
+        # decoder completes the frames in it): arrived bytes are drawn normally, the rest dimmed.
+        if view.received >= frame.end:
+            return "arrived", None
+        return "future", max(view.received, frame.start)
 
     def _frame_strips(self, index: int) -> list[Strip]:
         role, partial = self._role(index)
@@ -211,41 +215,49 @@ class FramesPane(ScrollView, can_focus=False):
         st = {name: self.get_visual_style(f"frames--{name}") for name in (
             "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar")}
         body_width = self._layout_width - GUTTER
-        bar = Content.styled("▌ ", st["bar"]) if role == "current" else Content("  ")
-        rows = [Content.assemble(bar, self._header(frame, index, role, st))
-                .truncate(self._layout_width, ellipsis=True)]
-        received = partial if partial is not None else (frame.start if role == "future" else None)
-        for (start, end), width in zip(line_spans(frame.raw), self._widths[index], strict=True):
-            line = self._line(frame, start, end, received, st)
+        # The gutter: a bar on the current frame, a diamond on search matches.
+        gutter = Content.assemble(("▌" if role == "current" else " ", st["bar"]),
+                                  ("◆" if index in self.matches else " ", st["match"]))
+        widths = self._widths[index]
+        lines = [self._header(frame, index, role, st)]
+        received = partial if role == "future" else None
+        lines += [self._line(frame, start, end, received, st) for start, end in line_spans(frame.raw)]
+        rows: list[Content] = []
+        for line, width in zip(lines, widths, strict=True):
             folded = line.fold(body_width) if line.cell_length > body_width else [line]
             want = max(1, -(-width // body_width))
-            folded = (folded + [Content("")] * want)[:want]
-            rows += [Content.assemble(bar, part) for part in folded]
+            rows += [gutter + part for part in (folded + [Content("")] * want)[:want]]
         return [Strip(row.render_segments(base), row.cell_length) for row in rows]
 
-    def _header(self, frame: Frame, index: int, role: str, st: dict[str, Style]) -> Content:
+    def _header_parts(self, frame: Frame) -> tuple[str, str]:
+        """(what the frame is, where and when it arrived), as plain strings."""
         assert self.timeline is not None
-        arrived, done = self.timeline.frame_times(index)
-        prev = self.timeline.frame_times(index - 1)[1] if index else None
+        index = frame.index
         timing = ""
-        if done is not None and self._timed:
-            timing = f" t{fmt_time(done)}"
-            if prev is not None:
-                timing += f" Δ{fmt_time(done - prev, '')}"
-            if arrived is not None and arrived != done:
-                timing += f" (first byte {fmt_time(arrived)})"
+        if self._timed:
+            arrived, done = self.timeline.frame_times(index)
+            prev = self.timeline.frame_times(index - 1)[1] if index else None
+            if done is not None:
+                timing = f"  t{fmt_time(done)}"
+                if prev is not None:
+                    timing += f" Δ{fmt_time(done - prev, '')}"
+                if arrived is not None and arrived != done:
+                    timing += f" (first byte {fmt_time(arrived)})"
         chunks = (f"chunk {frame.first_chunk}" if frame.first_chunk == frame.last_chunk
                   else f"chunks {frame.first_chunk}–{frame.last_chunk}")
         kind = frame.event_type if frame.dispatch else (
             "comment" if frame.comments and not frame.data else
             "unterminated" if not frame.terminated else "no dispatch")
-        mark = "◆ " if index in self.matches else ""
-        style = st["current"] if role == "current" else st["future"] if role == "future" else (
-            st["header"])
+        return kind, f"{frame.start}–{frame.end} ({frame.end - frame.start} B) {chunks}{timing}"
+
+    def _header(self, frame: Frame, index: int, role: str, st: dict[str, Style]) -> Content:
+        kind, meta = self._header_parts(frame)
+        style = st["current"] if role == "current" else st["header"] if role == "past" else (
+            st["future"])
         return Content.assemble(
-            (mark, st["match"]), (f"#{index} ", style),
-            safe.content(kind, st["match"] if mark else style, st["escape"]),
-            (f"  {frame.start}–{frame.end} ({frame.end - frame.start} B) {chunks}{timing}", style),
+            (f"#{index} ", style), safe.content(kind, st["match"] if index in self.matches else style,
+                                                st["escape"]),
+            (f"  {meta}", style),
         )
 
     def _line(self, frame: Frame, start: int, end: int, received: int | None,
