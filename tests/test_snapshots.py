@@ -12,10 +12,9 @@ import pathlib
 from collections.abc import Awaitable, Callable
 
 import pytest
-from textual.pilot import Pilot
-
 from callscope.core.tools import ToolSet
 from callscope.tui.app import CallscopeApp
+from textual.pilot import Pilot
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 SIZE = (130, 36)
