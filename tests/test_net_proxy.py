@@ -88,6 +88,17 @@ def stream(url: str, path: str, *, fault: str | None = None, body: dict | None =
     return response, b"".join(d for _, d in reads), reads
 
 
+def eventually(condition, wait: float = 3.0) -> bool:
+    """Whether ``condition()`` holds within ``wait`` seconds (the proxy logs and renames a
+    session just after the client received the last byte)."""
+    deadline = time.monotonic() + wait
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def chunks_of(path: pathlib.Path) -> bytes:
     return b"".join(c.data for c in open_input(str(path)).chunks())
 
@@ -104,7 +115,8 @@ def test_stream_passes_through_unchanged_and_becomes_a_session(chain):
     assert session.header.request["url"] == chain.upstream + "/v1/chat/completions"
     assert session.header.request["body"] == {"stream": True}
     assert chain.started == [str(path)]
-    assert any("200 text/event-stream, 7728 B, clean" in line for line in chain.log)
+    assert eventually(lambda: any("200 text/event-stream, 7728 B, clean" in line
+                                  for line in chain.log))
 
 
 def test_no_buffering_each_read_is_forwarded_when_it_arrives(chain):
@@ -208,6 +220,7 @@ def test_no_key_reaches_disk_or_the_log(chain, tmp_path):
     assert len(sessions) == 3
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):
         assert KEY.encode() not in path.read_bytes(), path
+    assert eventually(lambda: len(chain.log) == 3)
     for line in chain.log + chain.serve_log:
         assert KEY not in line
     gemini = open_input(str(sessions[-1])).header.request
