@@ -104,8 +104,8 @@ _FLOAT_KEYS = {"delay": "delay", "speed": "speed", "hold": "hold"}
 
 def parse_faults(spec: str) -> Faults:
     """``key=value`` items separated by commas (``key:value`` works too). ``body=`` takes the
-    rest of the spec, commas included, so it must come last. ``reset[=N]`` and ``stall[=N]``
-    are short for ``end=reset`` / ``end=stall`` (with ``cut=N``)."""
+    rest of the spec, commas included, so it must come last. ``reset[=N]``, ``stall[=N]``,
+    ``close[=N]`` and ``clean[=N]`` are short for ``end=...`` (with ``cut=N``)."""
     values: dict[str, Any] = {}
     rest = spec.strip()
     while rest:
