@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,11 +43,15 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO) ->
         for line in banner(server.url):
             out.write(line + "\n")
         out.flush()
+        task = asyncio.current_task()
+        if task is not None:  # SIGTERM stops as Ctrl-C does: streams in flight end their sessions
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         await server.serve_forever()
 
     try:
         asyncio.run(main())
-    except KeyboardInterrupt:  # Ctrl-C is how a server is meant to stop
+    except (KeyboardInterrupt, asyncio.CancelledError):  # how a server is meant to stop
         out.write("stopped\n")
     return 0
 

@@ -13,6 +13,7 @@ the session header is redacted, and log lines show redacted URLs only.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import time
@@ -159,24 +160,46 @@ class RecordingProxy:
         body = bytearray()  # only an error body is kept (bounded)
         end = StreamEnd("cut", detail="the proxy stopped while the response was streaming")
         finished = False
+
+        async def pump() -> None:
+            async for data in response.aiter_raw():
+                await out.send(data)  # the client first: recording adds no latency
+                if writer is not None and status < 400:
+                    writer.write(Chunk(time.monotonic() - start, data))
+                elif writer is not None:
+                    body.extend(data[:MAX_ERROR_BODY - len(body)])
+
         try:
+            # The client is watched while upstream is quiet (a stall), so a client that gives
+            # up ends the recording now, not when upstream next sends something.
+            copying = asyncio.ensure_future(pump())
+            gone = asyncio.ensure_future(_client_gone(out))
+            pipelined = False
             try:
-                async for data in response.aiter_raw():
-                    await out.send(data)  # the client first: recording adds no latency
-                    if writer is not None and status < 400:
-                        writer.write(Chunk(time.monotonic() - start, data))
-                    elif writer is not None:
-                        body += data[:MAX_ERROR_BODY - len(body)]
+                await asyncio.wait({copying, gone}, return_when=asyncio.FIRST_COMPLETED)
+                if not copying.done() and gone.result():  # bytes from the client, not its end
+                    pipelined = True
+                    await asyncio.wait({copying})
+            finally:
+                for task in (copying, gone):
+                    task.cancel()
+                await asyncio.gather(copying, gone, return_exceptions=True)
+            try:
+                if not copying.done() or copying.cancelled():
+                    raise ConnectionResetError("the client closed the connection")
+                copying.result()
             except httpx.TransportError as exc:
                 end = transport_end(exc, time.monotonic() - start)
                 await (out.reset() if end.kind == "reset" else out.close())
             except (ConnectionError, OSError) as exc:
-                end = StreamEnd("cut", detail=f"the client disconnected: {type(exc).__name__}",
+                end = StreamEnd("cut", detail=f"the client disconnected ({exc})"[:200],
                                 at=time.monotonic() - start)
                 out.writer.close()
             else:
                 end = StreamEnd("clean", at=time.monotonic() - start)
                 await out.end()
+                if pipelined:
+                    out.reusable = False  # the client's next request was read: start afresh
             if writer is not None:
                 if status >= 400:
                     end = StreamEnd("http_error", status=status, body=bytes(body),
@@ -189,6 +212,18 @@ class RecordingProxy:
         where = f" -> {writer.path}" if writer is not None else ""
         self.log(f"{shown} -> {status} {content_type.split(';')[0] or '-'}, "
                  f"{out.bytes_sent} B, {end.kind}{where}")
+
+
+async def _client_gone(out: Responder) -> bool:
+    """Returns once the client closed its side (False), or once it sent something while the
+    response was streaming (True: a pipelined request, which this proxy does not serve)."""
+    if out.reader is None:
+        await asyncio.Event().wait()  # cannot tell: wait for ever (cancelled by the caller)
+        return False
+    try:
+        return bool(await out.reader.read(1))
+    except (ConnectionError, OSError):
+        return False
 
 
 def make_server(proxy: RecordingProxy, port: int = 0) -> HTTPServer:

@@ -169,6 +169,16 @@ def test_client_disconnect_mid_stream_is_recorded_as_cut(chain):
     assert CHAT.read_bytes().startswith(chunks_of(path))
 
 
+def test_client_giving_up_during_an_upstream_stall_ends_the_session_now(chain):
+    with pytest.raises(httpx.ReadTimeout) as exc:
+        stream(chain.url, "/v1/chat/completions", fault="stall=300,hold=60", timeout=0.4)
+    assert exc.value.received == CHAT.read_bytes()[:300]
+    [path] = chain.sessions()  # long before the upstream's 60 s hold ends
+    session = open_input(str(path))
+    assert session.end.kind == "cut" and "client" in session.end.detail
+    assert chunks_of(path) == CHAT.read_bytes()[:300]
+
+
 def test_unreachable_upstream_answers_502_and_records_the_fact(tmp_path):
     probe = BackgroundServer(lambda: HTTPServer(_echo))
     dead = probe.start()
