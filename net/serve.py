@@ -287,8 +287,14 @@ class Emulator:
             await _json(out, 404, {"error": {"message": f"callscope serve: no {what}; loaded: "
                                              f"{loaded}", "type": "not_found"}})
             return
-        result = await self.stream(session, faults, out)
-        self.log(f"{where} -> {session.name} ({session.protocol}): {result}")
+        result = "stopped"  # what the log says if the server is closed mid-stream
+        try:
+            result = await self.stream(session, faults, out)
+        except (ConnectionError, OSError):
+            result = f"the client went away after {out.bytes_sent} B"
+            raise
+        finally:
+            self.log(f"{where} -> {session.name} ({session.protocol}): {result}")
 
     async def stream(self, session: Loaded, faults: Faults, out: Responder) -> str:
         """Answer with ``session`` under ``faults``; returns a short description of what was sent."""
