@@ -28,10 +28,14 @@ from dataclasses import dataclass, replace
 from .errors import DecoderClosed
 from .limits import DEFAULT_LIMITS
 
-_LINE_END = re.compile(rb"[\r\n]")
+# The end of a block: the line end of a non-empty line, then an empty line's line end. A lone
+# CR followed by LF is never the first line end (the pair is one CRLF).
+_LINE_END = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
+_SPLIT_LINES = re.compile("\r\n|\r|\n")
+_EOL_BYTES = frozenset(b"\r\n")
 _CR = 0x0D
-_LF = 0x0A
 _BOM = "\ufeff"
+_BOM_BYTES = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +83,7 @@ class SSEDecoder:
         self._overflowed = False
         self._buf = bytearray()  # bytes of the current, unfinished block
         self._block_start = 0  # stream offset of _buf[0]
-        self._line_start = 0  # index in _buf where the current line begins
-        self._scan = 0  # index in _buf where the line-end search resumes
+        self._scan = 0  # index in _buf where the block-end search resumes
         self._chunk_starts: list[int] = []
         self._received = 0
         self._frames = 0
@@ -130,10 +133,7 @@ class SSEDecoder:
         if len(self._buf) > self._max_block:
             frames.append(self._overflow())
         elif self._buf:
-            tail = self._buf[self._line_start:]
-            if tail:
-                self._lines.append(self._decode(tail))
-            frames.append(self._emit(len(self._buf), terminated=False))
+            frames.append(self._block(len(self._buf), len(self._buf), terminated=False))
         return frames
 
     # -- internals ------------------------------------------------------------------------
@@ -146,42 +146,65 @@ class SSEDecoder:
         self._comments: list[str] = []
 
     def _drain(self, *, final: bool) -> list[Frame]:
+        """Cut every complete block off the buffer: one regex search per block, resumed where
+        the previous search stopped, and one decode per block."""
         frames: list[Frame] = []
         buf = self._buf
-        while True:
+        while buf:
+            if self._first_line and not self._bom_checked(final):
+                return frames  # a BOM may still be arriving: wait for its bytes
+            head = 3 if self._first_line and buf.startswith(_BOM_BYTES) else 0
+            if len(buf) > head and buf[head] in _EOL_BYTES:
+                # The block is one empty line (after a stray blank line, or a BOM).
+                if buf[head] == _CR and len(buf) == head + 1 and not final:
+                    return frames  # wait: an LF may complete this line end
+                after = head + (2 if buf[head:head + 2] == b"\r\n" else 1)
+                frames.append(self._block(head, after, terminated=True))
+                continue
             match = _LINE_END.search(buf, self._scan)
-            if match is None:
-                self._scan = len(buf)
+            if match is None or match.start() >= self._max_block:
+                # Resume after the bytes already scanned, keeping trailing line-end bytes
+                # that may pair with the next chunk (h11's receive buffer does the same).
+                tail = buf[-3:]
+                trailing = len(tail) - len(tail.rstrip(b"\r\n"))
+                self._scan = len(buf) - trailing if match is None else match.start()
                 return frames
-            i = match.start()
-            if i >= self._max_block:
-                # The block is already over the limit: leave it for feed()/close() to cut off.
-                self._scan = i
+            if match.end() == len(buf) and buf[-1] == _CR and not final:
+                # The blank line ends with a CR that may be the first half of a CRLF: wait,
+                # so frames do not depend on the chunking.
+                self._scan = match.start()
                 return frames
-            if buf[i] == _LF:
-                after = i + 1
-            elif i + 1 < len(buf):
-                after = i + 2 if buf[i + 1] == _LF else i + 1
-            elif final:
-                after = i + 1
-            else:
-                # A CR as the last byte so far: an LF may follow in the next chunk, and the
-                # pair is one line end. Wait, so frames do not depend on the chunking.
-                self._scan = i
-                return frames
-            line = self._decode(buf[self._line_start:i])
-            self._lines.append(line)
-            if line:
+            frames.append(self._block(match.start(), match.end(), terminated=True))
+        return frames
+
+    def _block(self, text_end: int, length: int, *, terminated: bool) -> Frame:
+        """Emit the first ``length`` bytes of the buffer as a frame; ``text_end`` is where its
+        lines stop (before the last line end, or the buffer end for an unterminated tail)."""
+        pieces = _SPLIT_LINES.split(self._decode(self._buf[:text_end]))
+        if not terminated:
+            # At the end of the stream only complete lines count; the rest is shown, not read.
+            complete, partial = pieces[:-1], pieces[-1]
+            for line in complete:
                 self._field(line)
-                self._line_start = self._scan = after
-            else:
-                frames.append(self._emit(after, terminated=True))
-                buf = self._buf
+            self._lines = [*complete, partial] if partial else complete
+        else:
+            for line in pieces:
+                if line:
+                    self._field(line)
+            self._lines = [*pieces, ""] if text_end < length and pieces != [""] else pieces
+        return self._emit(length, terminated=terminated)
+
+    def _bom_checked(self, final: bool) -> bool:
+        """True once the first bytes can be told apart from a byte order mark."""
+        buf = self._buf
+        if len(buf) >= 3 or final or not _BOM_BYTES.startswith(bytes(buf)):
+            return True
+        return False
 
     def _overflow(self) -> Frame:
         """The block outgrew the limit: emit what is buffered as a non-dispatching frame and
         stop framing, so memory stays bounded whatever the stream sends."""
-        self._lines.append(f"[callscope stopped framing: block larger than {self._max_block} bytes]")
+        self._lines = [f"[callscope stopped framing: block larger than {self._max_block} bytes]"]
         frame = self._emit(len(self._buf), terminated=False)
         self._overflowed = True
         return replace(frame, overflow=True)
@@ -241,7 +264,7 @@ class SSEDecoder:
         self._frames += 1
         del self._buf[:length]
         self._block_start = end
-        self._line_start = self._scan = 0
+        self._scan = 0
         self._reset_block()
         return frame
 
