@@ -117,6 +117,7 @@ class Timeline:
         self.text_steps: dict[str, list[int]] = {}
         self.text_ends: dict[str, list[int]] = {}
         self.texts: dict[str, str] = {}
+        self.t0: float | None = None
 
     # -- building --------------------------------------------------------------------------
 
@@ -173,6 +174,8 @@ class Timeline:
         for call in self.calls.values():
             call.seal()
         self.by_kind["step"] = []  # "step" is every index; handled arithmetically
+        # Times are shown relative to the arrival of the first timed chunk.
+        self.t0 = next((c.t for c in self.chunks if c.t is not None), None)
 
     def _call_step(self, k: int, step: CallStep, text_parts: dict[str, list[str]],
                    text_len: dict[str, int]) -> None:
@@ -259,10 +262,6 @@ class Timeline:
 
     def chunk_time(self, chunk: int) -> float | None:
         return self.chunks[chunk].t if 0 <= chunk < len(self.chunks) else None
-
-    @property
-    def t0(self) -> float | None:
-        return next((c.t for c in self.chunks if c.t is not None), None)
 
     def frame_times(self, i: int) -> tuple[float | None, float | None]:
         """(arrival of the frame's first byte, arrival of its last byte), since the stream began."""

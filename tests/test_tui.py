@@ -200,19 +200,19 @@ async def test_play_runs_and_stops_at_a_breakpoint():
     app = app_for(MAX_TOKENS)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("plus", "plus", "plus", "plus", "plus", "2")  # fast; break on parse
-        assert app.speed == 64.0 and app.breakpoints == {"parse"}
+        assert app.player.speed == 64.0 and app.player.breakpoints == {"parse"}
         await pilot.press("space")
         for _ in range(100):
             await pilot.pause(0.02)
-            if not app.playing:
+            if not app.player.playing:
                 break
-        assert not app.playing
+        assert not app.player.playing
         parse = app.timeline.by_kind["parse"]
         assert app.cursor == (parse[0] if parse else len(app.timeline) - 1)
         await pilot.press("2", "1", "space")  # now break on refusal
         for _ in range(200):
             await pilot.pause(0.02)
-            if not app.playing:
+            if not app.player.playing:
                 break
         assert app.cursor == app.timeline.by_kind["refusal"][0]
 
@@ -261,6 +261,14 @@ async def test_search_marks_and_steps_through_matches():
         marked = {i for i in range(len(app.timeline.frames))
                   if pane._frame_strips(i)[0].text[1] == "◆"}
         assert marked == set(matches)
+        await pilot.press("v")  # filter: only the matching frames are laid out
+        shown = {pane.frame_of_row(row) for row in range(pane.virtual_size.height)}
+        assert shown == set(matches) and "filter" in app.query_one("#status").content.plain
+        assert await pilot.click(FramesPane, offset=(6, 2))
+        assert app.timeline.view(app.cursor).frame.index == matches[0]
+        await pilot.press("v")
+        shown = {pane.frame_of_row(row) for row in range(pane.virtual_size.height)}
+        assert shown == set(range(len(app.timeline.frames)))
 
 
 async def test_exports_and_clipboard(tmp_path, monkeypatch):
@@ -339,14 +347,14 @@ def test_safe_escapes_are_visible_and_inert():
 async def test_a_huge_session_renders_only_what_is_on_screen():
     from test_timeline import synthetic_chat
 
-    chunks = synthetic_chat(20_000)
+    chunks = synthetic_chat(10_000)
     app = CallscopeApp(chunks, source="big")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("end")
         await pilot.pause()
         pane = app.query_one(FramesPane)
-        assert pane.virtual_size.height > 20_000 * 3
-        assert len(pane._cache) <= 12  # a screenful of frames, not 20,000
+        assert pane.virtual_size.height > 10_000 * 3
+        assert len(pane._cache) <= 12  # a screenful of frames, not 10,000
         assert pane.view.frame.index == len(app.timeline.frames) - 1
         assert "step" in screen_text(app)
         assert len(app.query_one(BuffersPane).query(Lane)) == 3

@@ -13,11 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.reactive import reactive
-from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from ..core.engine import DecisionStep
@@ -26,28 +24,15 @@ from ..core.replay import Chunking, TimedBytes
 from ..core.timeline import Kind, Timeline, View
 from ..core.tools import ToolSet
 from . import exports, safe
-from .commands import CallscopeCommands
+from .commands import BINDINGS, CallscopeCommands, help_rows
 from .panes.buffers import BuffersPane, Lane
 from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
+from .player import Player
 from .screens import DetailScreen, HelpScreen, PromptScreen
 
-SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
-FIXED_PACE = 0.25
-"""Seconds per frame at 1x when the recording has no usable timing (one chunk, no times)."""
-MAX_GAP = 3.0
 RANDOM_SEED = 7
-BREAKPOINTS: dict[str, tuple[Kind, str]] = {
-    "refusal": ("refusal", "a call is refused"),
-    "parse": ("parse", "a draft first parses as complete JSON"),
-    "anomaly": ("anomaly", "an anomaly is found"),
-}
-
-
-def _b(keys: str, action: str, description: str, id: str, show: bool = False,
-       key_display: str | None = None) -> Binding:
-    return Binding(keys, action, description, show=show, id=f"callscope.{id}",
-                   key_display=key_display)
+"""The seed of the random chunking the ``c`` key cycles to."""
 
 
 class CallscopeApp(App[None]):
@@ -56,49 +41,7 @@ class CallscopeApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "callscope"
     COMMANDS = App.COMMANDS | {CallscopeCommands}
-    BINDINGS = [
-        _b("right,n", "step('frame', 1)", "Next frame", "next-frame", True, "→/n"),
-        _b("left,p", "step('frame', -1)", "Prev frame", "prev-frame", True, "←/p"),
-        _b("full_stop", "step('chunk', 1)", "Next chunk", "next-chunk"),
-        _b("comma", "step('chunk', -1)", "Previous chunk", "prev-chunk"),
-        _b("j", "step('call', 1)", "Next call event", "next-call"),
-        _b("k", "step('call', -1)", "Previous call event", "prev-call"),
-        _b("down", "step('step', 1)", "Next step (any)", "next-step"),
-        _b("up", "step('step', -1)", "Previous step (any)", "prev-step"),
-        _b("home", "first", "First step", "first"),
-        _b("end", "last", "Last step", "last"),
-        _b("d", "step('decision', 1)", "Next decision", "next-decision"),
-        _b("D", "step('decision', -1)", "Previous decision", "prev-decision"),
-        _b("a", "step('anomaly', 1)", "Next anomaly", "next-anomaly"),
-        _b("A", "step('anomaly', -1)", "Previous anomaly", "prev-anomaly"),
-        _b("r", "step('refusal', 1)", "Next refusal", "next-refusal"),
-        _b("R", "step('refusal', -1)", "Previous refusal", "prev-refusal"),
-        _b("g", "goto", "Go to step / #frame / @byte", "goto", True),
-        _b("space", "play_pause", "Play/pause", "play", True),
-        _b("plus,equals_sign", "speed(1)", "Faster", "faster"),
-        _b("minus", "speed(-1)", "Slower", "slower"),
-        _b("1", "breakpoint('refusal')", "Break on refusal", "break-refusal"),
-        _b("2", "breakpoint('parse')", "Break when a draft parses", "break-parse"),
-        _b("3", "breakpoint('anomaly')", "Break on anomaly", "break-anomaly"),
-        _b("x", "cut", "Cut here", "cut", True),
-        _b("X", "cut_prompt", "Cut at byte offset", "cut-at"),
-        _b("u", "undo_cut", "Undo cut", "undo-cut", True),
-        _b("c", "cycle_chunking", "Chunking", "chunking", True),
-        _b("enter", "detail", "Frame detail", "detail", True),
-        _b("slash", "search", "Search frames", "search", True),
-        _b("f", "match(1)", "Next match", "next-match"),
-        _b("F", "match(-1)", "Previous match", "prev-match"),
-        _b("right_square_bracket", "select_call(1)", "Select next call", "next-lane"),
-        _b("left_square_bracket", "select_call(-1)", "Select previous call", "prev-lane"),
-        _b("o", "call_frame", "Jump to the selected call's frame", "call-frame"),
-        _b("S", "export('session')", "Export session (.sse)", "export-session"),
-        _b("L", "export('log')", "Export decision log (JSON, Markdown)", "export-log"),
-        _b("W", "export('call')", "Export selected call's arguments", "export-call"),
-        _b("y", "copy('call')", "Copy selected call's arguments", "copy-call"),
-        _b("Y", "copy('frame')", "Copy current frame's raw text", "copy-frame"),
-        _b("f1", "help", "Help", "help", True),
-        _b("q", "quit", "Quit", "quit"),
-    ]
+    BINDINGS = BINDINGS
 
     cursor: reactive[int] = reactive(0, init=False, always_update=True)
 
@@ -111,13 +54,10 @@ class CallscopeApp(App[None]):
         self.undo: list[tuple[Timeline, int]] = []
         self.since: int | None = None
         self.selected: str | None = None
-        self.breakpoints: set[str] = set()
         self.search_text = ""
+        self.filtering = False
         self.matches: list[int] = []
-        self.speed = 1.0
-        self.playing = False
-        self._timer: Timer | None = None
-        self._timed = False
+        self.player = Player(self)
         self.sub_title = safe.plain(source)
 
     def compose(self) -> ComposeResult:
@@ -144,7 +84,6 @@ class CallscopeApp(App[None]):
                      self.query_one(DecisionsPane)):
             pane.load(self.timeline)
         self._find(self.search_text)
-        self._timed = len({c.t for c in self.timeline.chunks}) > 1
         self.refresh_view()
 
     def watch_cursor(self) -> None:
@@ -154,7 +93,8 @@ class CallscopeApp(App[None]):
         view = self.timeline.view(self.cursor, self.since)
         if self.selected not in {c.key for c in view.calls}:
             self.selected = None
-        self.query_one(FramesPane).show(view, frozenset(self.matches))
+        only = self.matches if self.filtering and self.search_text else None
+        self.query_one(FramesPane).show(view, frozenset(self.matches), only)
         self.query_one(BuffersPane).show(view, self.selected)
         self.query_one(DecisionsPane).show(view)
         status = self.query_one("#status", Static)
@@ -176,22 +116,23 @@ class CallscopeApp(App[None]):
     def _status(self, view: View) -> Content:
         tl = self.timeline
         frame = f"#{view.frame.index}" if view.frame is not None else "—"
-        play = f"▶ {self.speed:g}×" if self.playing else f"❚❚ {self.speed:g}×"
+        player = self.player
+        play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"
         parts: list[safe.Part] = [
             ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"),
             f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
             f"  {view.received}/{tl.total_bytes} B",
             *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
               if tl.cut is not None else ()),
-            "  ", (play, "bold $text-success" if self.playing else "$text-muted"),
+            "  ", (play, "bold $text-success" if player.playing else "$text-muted"),
             ("  chunking ", "$text-muted"), str(tl.chunking),
             f" ({max(view.chunks_seen - 1, 0)}/{len(tl.chunks) - 1})",
         ]
-        if self.breakpoints:
-            parts += [("  break on ", "$text-muted"), ", ".join(sorted(self.breakpoints))]
+        if player.breakpoints:
+            parts += [("  break on ", "$text-muted"), ", ".join(sorted(player.breakpoints))]
         if self.search_text:
-            parts += [("  search ", "$text-muted"), safe.content(safe.short(self.search_text, 20)),
-                      f" ({len(self.matches)})"]
+            parts += [("  filter " if self.filtering else "  search ", "$text-muted"),
+                      safe.content(safe.short(self.search_text, 20)), f" ({len(self.matches)})"]
         parts += ["  ", safe.content(safe.short(self.source, 60), "$text-muted")]
         if self.note:
             parts += ["\n", safe.content(safe.short(self.note, 200), "italic $text-muted")]
@@ -287,6 +228,13 @@ class CallscopeApp(App[None]):
         self.matches = [f.index for f in self.timeline.frames if text and (
             f.event == text or needle in f.raw.lower())] if text else []
 
+    def action_filter(self) -> None:
+        if not self.search_text:
+            self.notify("Search first (/): the filter shows only the frames that match.", timeout=2)
+            return
+        self.filtering = not self.filtering
+        self.refresh_view()
+
     def action_match(self, direction: int) -> None:
         if not self.matches:
             self.notify("No search results: press / to search.", timeout=2)
@@ -298,72 +246,16 @@ class CallscopeApp(App[None]):
             self.matches[0] if direction > 0 else self.matches[-1])
         self.action_goto_frame(target)
 
-    # -- play, breakpoints ---------------------------------------------------------------------
+    # -- play, breakpoints (the player does the timing) -----------------------------------------
 
     def action_play_pause(self) -> None:
-        if self.playing:
-            self._pause()
-            return
-        if self.cursor >= len(self.timeline) - 1:
-            self.move(0)
-        self.playing = True
-        self._schedule()
-        self.refresh_view()
-
-    def _pause(self, reason: str | None = None) -> None:
-        self.playing = False
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if reason:
-            self.notify(reason, markup=False)
-        self.refresh_view()
-
-    def _gap(self, k: int, target: int) -> float:
-        tl = self.timeline
-        now, then = tl.view(k).frame, tl.view(target).frame
-        if self._timed and now is not None and then is not None:
-            t_now, t_then = tl.frame_times(now.index)[1], tl.frame_times(then.index)[1]
-            if t_now is not None and t_then is not None:
-                return float(min(max(t_then - t_now, 0.0) / self.speed, MAX_GAP))
-        return FIXED_PACE / self.speed
-
-    def _schedule(self) -> None:
-        target = self.timeline.next_step(self.cursor, "frame")
-        if target is None:
-            target = len(self.timeline) - 1 if self.cursor < len(self.timeline) - 1 else None
-        if target is None:
-            self._pause("End of the stream.")
-            return
-        self._timer = self.set_timer(self._gap(self.cursor, target), self._tick)
-
-    def _tick(self) -> None:
-        if not self.playing:
-            return
-        tl = self.timeline
-        target = tl.next_step(self.cursor, "frame") or len(tl) - 1
-        hit = None
-        for name in sorted(self.breakpoints):
-            kind, what = BREAKPOINTS[name]
-            k = tl.next_step(self.cursor, kind)
-            if k is not None and k <= target and (hit is None or k < hit[0]):
-                hit = (k, what)
-        self.move(hit[0] if hit else target, quiet=True, stepped=True)
-        if hit:
-            self._pause(f"Breakpoint: {hit[1]} (step {hit[0]}).")
-        else:
-            self._schedule()
+        self.player.toggle()
 
     def action_speed(self, direction: int) -> None:
-        i = min(range(len(SPEEDS)), key=lambda j: abs(SPEEDS[j] - self.speed))
-        self.speed = SPEEDS[min(max(i + direction, 0), len(SPEEDS) - 1)]
-        self.refresh_view()
+        self.player.change_speed(direction)
 
     def action_breakpoint(self, name: str) -> None:
-        self.breakpoints ^= {name}
-        state = "on" if name in self.breakpoints else "off"
-        self.notify(f"Break when {BREAKPOINTS[name][1]}: {state}", timeout=2)
-        self.refresh_view()
+        self.player.toggle_breakpoint(name)
 
     # -- cut, chunking -------------------------------------------------------------------------
 
@@ -387,7 +279,7 @@ class CallscopeApp(App[None]):
         if offset >= self.timeline.total_bytes:
             self.notify("Nothing to cut: the stream already ends here. Move back first.", timeout=3)
             return
-        self._pause() if self.playing else None
+        self.player.pause()
         self.undo.append((self.timeline, self.cursor))
         self.timeline = self.timeline.cut_at(offset)
         self.cursor = 0  # reset first, so the panes never see an index from the old timeline
@@ -432,35 +324,16 @@ class CallscopeApp(App[None]):
             return
         self.push_screen(DetailScreen(self.timeline, view.frame.index))
 
-    def help_rows(self) -> list[tuple[str, str, str]]:
-        rows = []
-        for binding in self.BINDINGS:
-            assert isinstance(binding, Binding) and binding.id is not None
-            keys = self._keymap.get(binding.id, binding.key)
-            shown = " ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(","))
-            rows.append((shown, binding.description, binding.id))
-        return rows
-
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.help_rows()))
+        self.push_screen(HelpScreen(help_rows(self)))
 
     def action_export(self, what: str) -> None:
-        tl, stem = self.timeline, exports.stem(self.source, self.timeline)
-        cwd = Path.cwd()
+        call = self._selected_call()
+        if what == "call" and call is None:
+            self.notify("No call at this step.", timeout=2)
+            return
         try:
-            if what == "session":
-                paths = [exports.write(cwd / f"{stem}.sse", tl.data())]
-            elif what == "log":
-                log = exports.decision_log(tl, self.source)
-                paths = [exports.write(cwd / f"{stem}.decisions.json", exports.log_json(log)),
-                         exports.write(cwd / f"{stem}.decisions.md", exports.log_markdown(log))]
-            else:
-                call = self._selected_call()
-                if call is None:
-                    self.notify("No call at this step.", timeout=2)
-                    return
-                name = exports.stem(call.key.replace("/", "_"), tl).split(".cut")[0]
-                paths = [exports.write(cwd / f"{stem}.{name}.step{self.cursor}.args.json", call.text)]
+            paths = exports.export(what, self.timeline, self.source, Path.cwd(), call, self.cursor)
         except OSError as exc:
             self.notify(f"Export failed: {exc}", severity="error", markup=False)
             return

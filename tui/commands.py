@@ -1,19 +1,87 @@
-"""The command palette provider: every key binding, plus commands that depend on the state
-(breakpoints on/off, the next chunking, jump to each call present at the cursor)."""
+"""Keys and commands: every binding (with an id, so a keymap can move it), the rows of the help
+screen, and the command palette provider: every binding, plus commands that depend on the state
+(breakpoints on/off, jump to each call present at the cursor)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from . import safe
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from .app import CallscopeApp
+
+
+def _b(keys: str, action: str, description: str, id: str, show: bool = False,
+       key_display: str | None = None) -> Binding:
+    return Binding(keys, action, description, show=show, id=f"callscope.{id}",
+                   key_display=key_display)
+
+
+BINDINGS: list[BindingType] = [
+    _b("right,n", "step('frame', 1)", "Next frame", "next-frame", True, "→/n"),
+    _b("left,p", "step('frame', -1)", "Prev frame", "prev-frame", True, "←/p"),
+    _b("full_stop", "step('chunk', 1)", "Next chunk", "next-chunk"),
+    _b("comma", "step('chunk', -1)", "Previous chunk", "prev-chunk"),
+    _b("j", "step('call', 1)", "Next call event", "next-call"),
+    _b("k", "step('call', -1)", "Previous call event", "prev-call"),
+    _b("down", "step('step', 1)", "Next step (any)", "next-step"),
+    _b("up", "step('step', -1)", "Previous step (any)", "prev-step"),
+    _b("home", "first", "First step", "first"),
+    _b("end", "last", "Last step", "last"),
+    _b("d", "step('decision', 1)", "Next decision", "next-decision"),
+    _b("D", "step('decision', -1)", "Previous decision", "prev-decision"),
+    _b("a", "step('anomaly', 1)", "Next anomaly", "next-anomaly"),
+    _b("A", "step('anomaly', -1)", "Previous anomaly", "prev-anomaly"),
+    _b("r", "step('refusal', 1)", "Next refusal", "next-refusal"),
+    _b("R", "step('refusal', -1)", "Previous refusal", "prev-refusal"),
+    _b("g", "goto", "Go to step / #frame / @byte", "goto", True),
+    _b("space", "play_pause", "Play/pause", "play", True),
+    _b("plus,equals_sign", "speed(1)", "Faster", "faster"),
+    _b("minus", "speed(-1)", "Slower", "slower"),
+    _b("1", "breakpoint('refusal')", "Break on refusal", "break-refusal"),
+    _b("2", "breakpoint('parse')", "Break when a draft parses", "break-parse"),
+    _b("3", "breakpoint('anomaly')", "Break on anomaly", "break-anomaly"),
+    _b("x", "cut", "Cut here", "cut", True),
+    _b("X", "cut_prompt", "Cut at byte offset", "cut-at"),
+    _b("u", "undo_cut", "Undo cut", "undo-cut", True),
+    _b("c", "cycle_chunking", "Chunking", "chunking", True),
+    _b("enter", "detail", "Frame detail", "detail", True),
+    _b("slash", "search", "Search frames", "search", True),
+    _b("f", "match(1)", "Next match", "next-match"),
+    _b("F", "match(-1)", "Previous match", "prev-match"),
+    _b("v", "filter", "Show only matching frames (toggle)", "filter"),
+    _b("right_square_bracket", "select_call(1)", "Select next call", "next-lane"),
+    _b("left_square_bracket", "select_call(-1)", "Select previous call", "prev-lane"),
+    _b("o", "call_frame", "Jump to the selected call's frame", "call-frame"),
+    _b("S", "export('session')", "Export session (.sse)", "export-session"),
+    _b("L", "export('log')", "Export decision log (JSON, Markdown)", "export-log"),
+    _b("W", "export('call')", "Export selected call's arguments", "export-call"),
+    _b("y", "copy('call')", "Copy selected call's arguments", "copy-call"),
+    _b("Y", "copy('frame')", "Copy current frame's raw text", "copy-frame"),
+    _b("ctrl+s", "screenshot(None, '.')", "Save an SVG screenshot (cwd)", "screenshot"),
+    _b("f1", "help", "Help", "help", True),
+    _b("q", "quit", "Quit", "quit"),
+]
+"""The app's keys; shown (show=True) in the footer, all of them in help and the palette."""
+
+
+def help_rows(app: App[Any]) -> list[tuple[str, str, str]]:
+    """(keys as the user must press them now, description, binding id), keymap applied."""
+    rows = []
+    for binding in BINDINGS:
+        assert isinstance(binding, Binding) and binding.id is not None
+        keys = app._keymap.get(binding.id, binding.key)
+        shown = " ".join(app.get_key_display(Binding(k.strip(), "")) for k in keys.split(","))
+        rows.append((shown, binding.description, binding.id))
+    return rows
 
 
 class CallscopeCommands(Provider):
@@ -21,15 +89,15 @@ class CallscopeCommands(Provider):
 
     def _commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         app = cast("CallscopeApp", self.app)
-        keys = {row[2]: row[0] for row in app.help_rows()}
-        for binding in app.BINDINGS:
+        keys = {row[2]: row[0] for row in help_rows(app)}
+        for binding in BINDINGS:
             assert isinstance(binding, Binding) and binding.id is not None
             if binding.action in ("quit", "help"):
                 continue
             title = binding.description
             if binding.action.startswith("breakpoint("):
                 name = binding.action.split("'")[1]
-                title += f" ({'on' if name in app.breakpoints else 'off'})"
+                title += f" ({'on' if name in app.player.breakpoints else 'off'})"
             yield title, f"key: {keys[binding.id]}", partial(app.run_action, binding.action)
         if app.timeline.frames:
             view = app.timeline.view(app.cursor)

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from ..core.lanes import CallView
 from ..core.records import step_record, turn_record
 from ..core.timeline import Timeline
 from . import safe
@@ -87,3 +88,18 @@ def write(path: Path, data: bytes | str) -> Path:
         data = data.encode("utf-8", "surrogatepass")
     path.write_bytes(data)
     return path
+
+
+def export(what: str, timeline: Timeline, source: str, folder: Path, call: CallView | None,
+           step: int) -> list[Path]:
+    """Write ``session`` (.sse), ``log`` (JSON and Markdown) or ``call`` (its arguments at step)."""
+    base = stem(source, timeline)
+    if what == "session":
+        return [write(folder / f"{base}.sse", timeline.data())]
+    if what == "log":
+        log = decision_log(timeline, source)
+        return [write(folder / f"{base}.decisions.json", log_json(log)),
+                write(folder / f"{base}.decisions.md", log_markdown(log))]
+    assert call is not None
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", call.key)[:60]
+    return [write(folder / f"{base}.{name}.step{step}.args.json", call.text)]

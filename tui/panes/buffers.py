@@ -8,12 +8,14 @@ what the arguments look like, never what a tool will receive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import jiter
 import orjson
 from textual.containers import VerticalScroll
-from textual.content import Content
+from textual.content import Content, Span
 from textual.events import Click
 from textual.message import Message
 from textual.style import Style
@@ -24,7 +26,7 @@ from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
 
-WINDOW = 3000
+WINDOW = 1200
 """Characters of argument text shown per lane (the tail, around the newest fragment)."""
 PREVIEW = 400
 
@@ -58,24 +60,25 @@ def argument_text(call: CallView, timeline: Timeline | None, k: int) -> Content:
     parts: list[Content] = []
     if lo:
         parts.append(Content.styled(f"… {lo} earlier characters …\n", "$text-muted italic"))
-    spans = timeline.calls[call.key].spans(k, lo) if timeline is not None else []
+    fragments = timeline.calls[call.key].spans(k, lo) if timeline is not None else []
     body = _with_breaks(shown)
-    first = call.fragments - len(spans)
-    for i, (start, end, frame) in enumerate(spans, first):
-        s, e = max(start, lo) - lo, min(end, lo + len(shown)) - lo
+    at = _display_offsets(shown)
+    spans: list[Span] = []
+    for i, (start, end, frame) in enumerate(fragments, call.fragments - len(fragments)):
+        s, e = at(max(start, lo) - lo), at(min(end, lo + len(shown)) - lo)
         if e <= s:
             continue
-        # Alternate colours show where each fragment begins; a click goes to its frame.
-        style = Style.from_meta({"@click": f"app.goto_frame({frame})"}) if frame is not None \
-            else Style()
-        body = body.stylize(style, *_display_range(shown, s, e))
+        # A click goes to the frame that carried the fragment; alternate shading shows where
+        # each fragment begins.
+        if frame is not None:
+            spans.append(Span(s, e, Style.from_meta({"@click": f"app.goto_frame({frame})"})))
         if i % 2:
-            body = body.stylize("on $primary 25%", *_display_range(shown, s, e))
+            spans.append(Span(s, e, "on $primary 25%"))
     if fresh is not None:
-        s, e = max(fresh[0], lo) - lo, min(fresh[1], lo + len(shown)) - lo
+        s, e = at(max(fresh[0], lo) - lo), at(min(fresh[1], lo + len(shown)) - lo)
         if e > s:
-            body = body.stylize("bold reverse $accent", *_display_range(shown, s, e))
-    parts.append(body)
+            spans.append(Span(s, e, "bold reverse $accent"))
+    parts.append(body.add_spans(spans))  # one pass: stylize() per fragment would be quadratic
     return Content.assemble(*parts)
 
 
@@ -87,12 +90,13 @@ def _with_breaks(text: str) -> Content:
         [*(line + Content.styled("␊", "$text-secondary dim") for line in out[:-1]), out[-1]])
 
 
-def _display_range(text: str, start: int, end: int) -> tuple[int, int]:
-    """Map a character range of the raw text to the range in its escaped display."""
-    def width(s: str) -> int:
-        return len(safe.plain(s).replace("\n", "␊\n")) if safe.has_unsafe(s) or "\n" in s else len(s)
-    a = width(text[:start])
-    return a, a + width(text[start:end])
+def _display_offsets(text: str) -> Callable[[int], int]:
+    """Raw character offset -> offset in the escaped display of :func:`_with_breaks`."""
+    if "\n" not in text and not safe.has_unsafe(text):
+        return lambda i: i
+    widths = [2 if ch == "\n" else len(safe.plain(ch)) for ch in text]
+    offsets = [0, *accumulate(widths)]
+    return offsets.__getitem__
 
 
 def lane(call: CallView, timeline: Timeline | None, k: int) -> Content:

@@ -120,6 +120,8 @@ def log_entries(view: View, timeline: Timeline) -> Content:
             parts += [(d.action.upper(), ACTION_STYLE[d.action]),
                       (f" {d.reason}" if d.reason else "", "bold $text-error"), " ",
                       safe.content(names.get(d.call, d.call), "bold"), " ", frame_ref(d.frame),
+                      (" signal ", "$text-muted"), safe.content(d.signal or "none"),
+                      (" — ", "$text-muted"), safe.content(safe.short(d.detail, 72), "$text-muted"),
                       (" ⚑ lenient would execute" if d.contrast else "", "$text-warning")]
         parts.append("\n")
     if view.anomalies:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
 
 from rich.cells import cell_len
@@ -86,7 +87,8 @@ class FramesPane(ScrollView, can_focus=False):
         self.view: View | None = None
         self.matches: frozenset[int] = frozenset()
         self._widths: list[list[int]] = []  # display cells per line, per frame
-        self._starts: list[int] = [0]  # first row of each frame, and the total at the end
+        self._starts: list[int] = [0]  # first row of each shown frame, and the total at the end
+        self._only: list[int] | None = None  # the frames shown when filtering (sorted)
         self._layout_width = 0
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
         self._boundaries: list[int] = []
@@ -102,13 +104,19 @@ class FramesPane(ScrollView, can_focus=False):
         self._timed = len({c.t for c in timeline.chunks}) > 1
         self._widths = [self._measure(f) for f in timeline.frames]
         self._cache.clear()
+        self._only = None
         self._layout_width = 0
         self._relayout()
 
-    def show(self, view: View, matches: frozenset[int] | None = None) -> None:
+    def show(self, view: View, matches: frozenset[int] | None = None,
+             only: list[int] | None = None) -> None:
+        """Render ``view``; mark ``matches``; with ``only``, show just those frames (a filter)."""
         self.view = view
         if matches is not None and matches != self.matches:
             self.matches = matches
+        if only != self._only:
+            self._only = only
+            self._layout_width = 0  # the rows change: lay out again
         self._relayout()
         self.refresh()
         self._follow()
@@ -116,12 +124,20 @@ class FramesPane(ScrollView, can_focus=False):
     def _measure(self, frame: Frame) -> list[int]:
         """Display cells of the header, then of each raw line (markers included)."""
         kind, meta = self._header_parts(frame)
-        widths = [cell_len(f"#{frame.index} {safe.plain(kind)}  {meta}")]
-        for start, end in line_spans(frame.raw):
-            piece = frame.raw[start:end]
-            cells = len(piece) if piece.isascii() else cell_len(
-                safe.plain(piece.decode("utf-8", "replace")))
-            widths.append(cells + len(self._marks(frame, start, end)))
+        # meta is ours and every character in it is one cell wide: only kind needs measuring.
+        shown = safe.plain(kind)
+        widths = [len(f"#{frame.index} ") + (len(shown) if shown.isascii() else cell_len(shown))
+                  + 2 + len(meta)]
+        raw, spans = frame.raw, line_spans(frame.raw)
+        if raw.isascii():  # the common case: one cell per byte (controls become one glyph)
+            widths += [end - start for start, end in spans]
+        else:
+            widths += [cell_len(safe.plain(raw[start:end].decode("utf-8", "replace")))
+                       for start, end in spans]
+        lo = bisect_right(self._boundaries, frame.start)
+        if lo < len(self._boundaries) and self._boundaries[lo] < frame.end:  # chunk marks inside
+            for i, (start, end) in enumerate(spans, 1):
+                widths[i] += len(self._marks(frame, start, end))
         return widths
 
     def _marks(self, frame: Frame, start: int, end: int) -> list[int]:
@@ -132,13 +148,16 @@ class FramesPane(ScrollView, can_focus=False):
             lo = bisect_right(self._boundaries, frame.start)
         return [b - frame.start for b in self._boundaries[lo:hi]]
 
+    def _shown(self) -> Sequence[int]:
+        return range(len(self._widths)) if self._only is None else self._only
+
     def _relayout(self) -> None:
         width = max(self.scrollable_content_region.width, GUTTER + 8)
-        if width == self._layout_width and len(self._starts) == len(self._widths) + 1:
+        if width == self._layout_width:
             return
         self._layout_width = width
         body = width - GUTTER
-        counts = (sum(max(1, -(-w // body)) for w in widths) for widths in self._widths)
+        counts = (sum(max(1, -(-w // body)) for w in self._widths[i]) for i in self._shown())
         self._starts = [0, *accumulate(counts)]
         self._cache.clear()
         self.virtual_size = Size(width, self._starts[-1])
@@ -147,19 +166,25 @@ class FramesPane(ScrollView, can_focus=False):
         self._relayout()
         self._follow()
 
+    def _slot(self, index: int) -> int:
+        """The position of frame ``index`` among the shown frames (or of the last one before it)."""
+        if self._only is None:
+            return index
+        return max(bisect_right(self._only, index) - 1, 0)
+
     def row_of_frame(self, index: int) -> int:
-        return self._starts[index]
+        return self._starts[self._slot(index)]
 
     def frame_of_row(self, row: int) -> int | None:
         if not self._widths or row < 0 or row >= self._starts[-1]:
             return None
-        return bisect_right(self._starts, row) - 1
+        return self._shown()[bisect_right(self._starts, row) - 1]
 
     def _follow(self) -> None:
-        """Keep the current frame's header on screen."""
+        """Keep the current frame's header on screen (with a filter: the nearest shown one)."""
         if self.view is None or self.view.frame is None or not self.size.height:
             return
-        row = self._starts[self.view.frame.index]
+        row = self.row_of_frame(self.view.frame.index)
         top, height = round(self.scroll_y), self.scrollable_content_region.height
         if not top <= row < top + height - 1:
             self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
@@ -181,7 +206,7 @@ class FramesPane(ScrollView, can_focus=False):
         if index is None or self.timeline is None:
             return Strip.blank(width, self.rich_style)
         strips = self._frame_strips(index)
-        strip = strips[row - self._starts[index]]
+        strip = strips[row - self._starts[self._slot(index)]]
         return strip.crop_extend(0, width, self.rich_style)
 
     def _role(self, index: int) -> tuple[str, int | None]:
