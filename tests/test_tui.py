@@ -182,6 +182,21 @@ async def test_cut_here_refuses_everything_and_undo_restores():
         assert app.timeline.cut == 500 and not app.timeline.view(len(app.timeline) - 1).calls
 
 
+async def test_cut_on_a_network_read_ends_the_stream_at_that_read():
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", chunking=Chunking.parse("bytes:100"))
+    async with app.run_test(size=SIZE) as pilot:
+        tl = app.timeline
+        # a read that completed no frame: its group is just the chunk step
+        k = next(k for k, nxt in zip(tl.chunk_steps, tl.chunk_steps[1:], strict=False)
+                 if nxt == k + 1)
+        app.cursor = k
+        received = tl.view(k).received
+        await pilot.press("x")
+        assert app.timeline.cut == received and app.timeline.data() == PARALLEL.read_bytes()[:received]
+        last = app.timeline.frames[-1]
+        assert not last.terminated  # the stream now ends inside a frame
+
+
 async def test_chunking_cycle_keeps_frame_and_decisions():
     app = app_for(PARALLEL, tools=TOOLS)
     async with app.run_test(size=SIZE) as pilot:

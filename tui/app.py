@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Footer, Static
 
-from ..core.engine import DecisionStep
+from ..core.engine import ChunkStep, DecisionStep
 from ..core.lanes import CallView
 from ..core.replay import Chunking, TimedBytes
 from ..core.timeline import Kind, Timeline, View
@@ -115,6 +115,9 @@ class CallscopeApp(App[None]):
 
     def _status(self, view: View) -> Content:
         tl = self.timeline
+        if not len(tl):
+            return Content.assemble(("callscope ", "bold $text-primary"), "empty stream: no bytes  ",
+                                    safe.content(safe.short(self.source, 60), "$text-muted"))
         frame = f"#{view.frame.index}" if view.frame is not None else "—"
         player = self.player
         play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"
@@ -260,8 +263,11 @@ class CallscopeApp(App[None]):
     # -- cut, chunking -------------------------------------------------------------------------
 
     def action_cut(self) -> None:
+        """End the stream right after the current frame; when the cursor is on a network read
+        that completed no frame (chunk stepping), right after that read."""
         view = self.timeline.view(self.cursor)
-        self._cut(view.frame.end if view.frame is not None else min(view.received, 0))
+        on_read = view.anchor >= 0 and isinstance(self.timeline.step(view.anchor), ChunkStep)
+        self._cut(view.received if on_read or view.frame is None else view.frame.end)
 
     def action_cut_prompt(self) -> None:
         self.push_screen(PromptScreen("cut at byte offset", "1024",
