@@ -103,3 +103,29 @@ def test_random_chunkings_with_arbitrary_cuts_never_execute_early():
             for call, (action, _, arguments) in cut.items():
                 if action == "execute":
                     assert full[call][0] == "execute" and full[call][2] == arguments
+
+
+SESSIONS = sorted((ROOT / "sessions").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: str(p.relative_to(ROOT / "sessions")))
+def test_check_holds_on_every_bundled_session(path):
+    """With the session's own tool definitions: the demo tools really run on complete turns."""
+    from callscope.tui.cli import LoadedInput, toolset_for
+
+    loaded = LoadedInput(str(path))
+    report = check_input(str(path), list(loaded.chunks()), protocol=loaded.protocol,
+                         tools=toolset_for(loaded, None))
+    assert report.ok, report.violations
+
+
+def test_bundled_sessions_exercise_both_outcomes():
+    from callscope.tui.cli import LoadedInput, toolset_for
+
+    actions = set()
+    for path in SESSIONS:
+        loaded = LoadedInput(str(path))
+        tools = toolset_for(loaded, None)
+        actions.update(a for a, _, _ in outcome(b"".join(c for _, c in loaded.chunks()), tools,
+                                                Chunking("whole")).values())
+    assert actions == {"execute", "refuse"}
