@@ -29,6 +29,7 @@ from .. import safe
 WINDOW = 1200
 """Characters of argument text shown per lane (the tail, around the newest fragment)."""
 PREVIEW = 400
+MAX_ANOMALIES = 12
 
 DRAFT_LABEL = {
     Draft.EMPTY: ("empty", "$text-muted"),
@@ -125,7 +126,10 @@ def lane(call: CallView, timeline: Timeline | None, k: int) -> Content:
     if preview:
         parts += ["\n", ("DRAFT (partial parse, not executed) ", "bold $text-warning"),
                   safe.content(preview, "$text-muted")]
-    for anomaly in call.anomalies:
+    if len(call.anomalies) > MAX_ANOMALIES:
+        parts += ["\n", (f"⚠ … {len(call.anomalies) - MAX_ANOMALIES} earlier anomalies (a: next "
+                         "anomaly)", "$text-warning")]
+    for anomaly in call.anomalies[-MAX_ANOMALIES:]:
         parts += ["\n", (f"⚠ {anomaly.code}: ", "bold $text-warning"),
                   safe.content(safe.short(anomaly.message, 200), "$text-warning")]
     return Content.assemble(*parts)

@@ -147,7 +147,7 @@ class DecisionsPane(Vertical, can_focus=False):
         self._scroll = VerticalScroll(self._log, can_focus=False, classes="log-scroll")
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield self._summary
+        yield VerticalScroll(self._summary, can_focus=False, classes="summary-scroll")
         yield self._scroll
 
     def load(self, timeline: Timeline) -> None:
