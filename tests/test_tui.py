@@ -149,6 +149,15 @@ async def test_clicking_a_frame_selects_it_and_a_lane_jumps_to_its_frame():
         call = app.timeline.view(app.cursor).calls[0]
         frames = {f for _, _, f in app.timeline.calls[call.key].spans(app.cursor)}
         assert links == {f"app.goto_frame({f})" for f in frames}
+        # every log entry links to its step; running the link moves the cursor there
+        log = app.query_one(DecisionsPane)._log.content
+        actions = [span.style.meta["@click"] for span in log.spans
+                   if not isinstance(span.style, str) and "@click" in span.style.meta]
+        steps = [a for a in actions if a.startswith("app.goto_step(")]
+        assert steps == [f"app.goto_step({k})" for k in app.timeline.by_kind["decision"]
+                         if k <= app.cursor]  # the log so far, not the future
+        await app.run_action(steps[1])
+        assert app.cursor == app.timeline.by_kind["decision"][1]
 
 
 async def test_select_calls_and_jump_to_their_frames():
