@@ -357,6 +357,14 @@ async def test_untrusted_text_is_shown_literally_in_every_pane():
                 assert literal in text, (pane, literal)
             assert not any(ch in text for ch in "\x1b\x07\u202e"), pane
         assert "evil[bold].sse" in texts["screen"]
+        # the command palette, which parses str prompts as markup, gets Content
+        await pilot.press("escape", "end")
+        provider = CallscopeCommands(app.screen)
+        hits = [hit async for hit in provider.search("jump to call")]
+        assert any("t[bold red]x[/] ␛[31mred" in hit.prompt.plain for hit in hits)
+        found = [hit async for hit in provider.discover()]
+        assert any("[bold red]x[/]" in str(hit.prompt) for hit in found)
+        assert "key: [" in [hit.help for hit in found if hit.text == "Select previous call"][0]
 
 
 def test_safe_escapes_are_visible_and_inert():

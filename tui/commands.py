@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.markup import escape
 
 from . import safe
 
@@ -107,13 +109,19 @@ class CallscopeCommands(Provider):
                     yield (f"Jump to call {label}", "the frame of its latest fragment",
                            partial(app.action_goto_frame, call.last_frame))
 
+    # The palette parses str prompts and help as markup (and Matcher.highlight does too), and
+    # titles may hold call names from the stream: prompts are built as Content here, help escaped.
+
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
+            yield DiscoveryHit(Content(title), callback, text=title, help=escape(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, callback in self._commands():
-            score = matcher.match(title)
+            score, offsets = matcher.fuzzy_search.match(query, title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)
+                shown = Content(title)
+                for offset in offsets:
+                    shown = shown.stylize(self.match_style or "reverse", offset, offset + 1)
+                yield Hit(score, shown, callback, text=title, help=escape(help_text))
