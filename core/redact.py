@@ -1,0 +1,60 @@
+"""Credential redaction: HTTP headers and URLs with their secrets replaced by ``[REDACTED]``.
+
+Used wherever a request or response is recorded (session headers, HAR imports, the proxy and
+live logs), so a saved file never carries an API key. Works on plain names and text; it knows
+nothing about sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote_plus
+
+REDACTED = "[REDACTED]"
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
+    "cookie", "set-cookie",
+})
+SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
+
+
+def redact_headers(
+    headers: Mapping[str, str] | Iterable[tuple[str, str]] | Iterable[Mapping[str, str]],
+) -> dict[str, str]:
+    """Headers as a dict, credential values replaced by ``[REDACTED]``. Accepts a mapping, or
+    (name, value) pairs, or HAR's ``{"name", "value"}`` objects; repeated names are joined with
+    ", " as HTTP allows."""
+    items: Iterable[Any] = headers.items() if isinstance(headers, Mapping) else headers
+    out: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, Mapping):  # HAR; unpacking a dict would yield its keys
+            name, value = str(item.get("name", "")), str(item.get("value", ""))
+        else:
+            name, value = (str(part) for part in item)
+        if name.lower() in SECRET_HEADERS:
+            value = REDACTED
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
+
+
+def redact_url(url: str) -> str:
+    """The URL with a password and the values of key-like query parameters redacted. Works on
+    the text, so the rest of the URL keeps its exact spelling."""
+    rest, hash_, fragment = url.partition("#")
+    base, question, query = rest.partition("?")
+    scheme, sep, after = base.partition("://")
+    if sep:
+        authority, slash, path = after.partition("/")
+        userinfo, at, host = authority.rpartition("@")
+        if at and ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":" + REDACTED
+            base = f"{scheme}://{userinfo}@{host}{slash}{path}"
+    if question:
+        parts = query.split("&")
+        for i, part in enumerate(parts):
+            name = part.split("=", 1)[0]
+            if unquote_plus(name).lower() in SECRET_QUERY_PARAMS:
+                parts[i] = f"{name}={REDACTED}"
+        base = f"{base}?{'&'.join(parts)}"
+    return f"{base}{hash_}{fragment}"
