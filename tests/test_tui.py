@@ -390,3 +390,20 @@ async def test_a_huge_session_renders_only_what_is_on_screen():
         assert pane.view.frame.index == len(app.timeline.frames) - 1
         assert "step" in screen_text(app)
         assert len(app.query_one(BuffersPane).query(Lane)) == 3
+
+
+async def test_a_large_input_is_indexed_in_the_background(monkeypatch):
+    import callscope.tui.app as app_module
+
+    monkeypatch.setattr(app_module, "BACKGROUND_BYTES", 0)
+    app = app_for(PARALLEL)
+    assert app.building and len(app.timeline) == 0  # the screen does not wait for the index
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(200):
+            if not app.building:
+                break
+            assert "indexing 7,728 bytes" in app.query_one("#status").content.plain
+            await pilot.pause(0.02)
+        assert not app.building and len(app.timeline.frames) == 26
+        await pilot.press("end")
+        check_in_sync(app)

@@ -33,6 +33,8 @@ from .screens import DetailScreen, HelpScreen, PromptScreen
 
 RANDOM_SEED = 7
 """The seed of the random chunking the ``c`` key cycles to."""
+BACKGROUND_BYTES = 4_000_000
+"""Inputs larger than this are indexed in a worker thread, so the screen appears at once."""
 
 
 class CallscopeApp(App[None]):
@@ -50,7 +52,11 @@ class CallscopeApp(App[None]):
                  chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.source, self.note, self.keymap = source, note, dict(keymap or {})
-        self.timeline = Timeline.build(list(chunks), protocol, tools, chunking or Chunking("recorded"))
+        chunks = list(chunks)
+        self._build_args = (chunks, protocol, tools, chunking or Chunking("recorded"))
+        self.building = sum(len(data) for _, data in chunks) > BACKGROUND_BYTES
+        self.timeline = Timeline.build(*self._build_args) if not self.building else (
+            Timeline.build([], *self._build_args[1:]))
         self.undo: list[tuple[Timeline, int]] = []
         self.since: int | None = None
         self.selected: str | None = None
@@ -75,6 +81,17 @@ class CallscopeApp(App[None]):
         self.query_one("#frames").border_title = "raw frames"
         self.query_one("#buffers").border_title = "argument buffers"
         self.query_one("#decisions").border_title = "harness decisions"
+        self._load()
+        if self.building:
+            self.run_worker(self._build_in_background, thread=True, exclusive=True)
+
+    def _build_in_background(self) -> None:
+        timeline = Timeline.build(*self._build_args)
+        self.call_from_thread(self._built, timeline)
+
+    def _built(self, timeline: Timeline) -> None:
+        self.building = False
+        self.timeline, self.since, self.cursor = timeline, None, 0
         self._load()
 
     # -- the one cursor ------------------------------------------------------------------------
@@ -115,8 +132,10 @@ class CallscopeApp(App[None]):
 
     def _status(self, view: View) -> Content:
         tl = self.timeline
-        if not len(tl):
-            return Content.assemble(("callscope ", "bold $text-primary"), "empty stream: no bytes  ",
+        if self.building or not len(tl):
+            size = sum(len(data) for _, data in self._build_args[0])
+            what = f"indexing {size:,} bytes…" if self.building else "empty stream: no bytes"
+            return Content.assemble(("callscope ", "bold $text-primary"), f"{what}  ",
                                     safe.content(safe.short(self.source, 60), "$text-muted"))
         frame = f"#{view.frame.index}" if view.frame is not None else "—"
         player = self.player

@@ -74,6 +74,8 @@ def verdict(decision: Decision) -> Content:
 
 def summary(view: View) -> Content:
     turn = view.turn
+    if view.k < 0:
+        return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
     parts: list[safe.Part] = [(turn.protocol, "bold"), "  "]
     if turn.terminal is not None:
         parts += [("turn ENDED", "bold $text-success"), " by ", safe.content(turn.terminal.signal),
