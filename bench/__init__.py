@@ -1,0 +1,1 @@
+"""callscope's benchmark suite: ``python -m bench.run`` (see bench/RESULTS.md)."""

@@ -1,0 +1,155 @@
+"""The two whole-command measurements: ``callscope check`` against one replay, and the peak
+memory of ``callscope replay --summary`` on a big session file."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from callscope.core.tools import ToolSet
+
+from .peers import cpu
+from .streams import BenchStream, session_stream
+
+# -- check vs replay ---------------------------------------------------------------------------
+
+
+@dataclass
+class CheckCost:
+    wire: int
+    events: int
+    replay: float
+    check: float
+    verdict: str
+
+    @property
+    def ratio(self) -> float:
+        return self.check / self.replay
+
+
+def _best(fn: object, runs: int) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        gc.collect()
+        start = cpu()
+        fn()  # type: ignore[operator]
+        best = min(best, cpu() - start)
+    return best
+
+
+def check_cost(stream: BenchStream, runs: int = 3) -> CheckCost:
+    """``check_input`` (recorded, whole, bytes:1 and random chunkings, every cut offset) against
+    one replay of the same recorded chunks, both through the core functions the CLI calls."""
+    from callscope.core.check import check_input
+    from callscope.core.replay import replay
+
+    chunks = list(zip(stream.times, stream.chunks, strict=True))
+    tools = ToolSet(stream.tools)
+    report = check_input("bench", chunks, protocol=stream.protocol, tools=tools)
+
+    def one_replay() -> None:
+        for _ in replay(chunks, protocol=stream.protocol, tools=tools):
+            pass
+
+    def one_check() -> None:
+        check_input("bench", chunks, protocol=stream.protocol, tools=tools)
+
+    return CheckCost(len(stream.data), stream.events, _best(one_replay, runs * 5),
+                     _best(one_check, runs), report.verdict())
+
+
+# -- replay --summary peak memory --------------------------------------------------------------
+
+# The peak is read from VmHWM: ru_maxrss survives exec, so a child forked from a big benchmark
+# process would report the parent's size.
+_CHILD = """
+import sys, time
+mode, path = sys.argv[1], sys.argv[2]
+from callscope.tui import cli
+from callscope.core import engine, replay, session, records  # what the replay imports
+from callscope.tui import table
+start = time.process_time()
+if mode == "replay":
+    import io
+    out = io.StringIO()
+    code = cli.HANDLERS["replay"](cli.build_parser().parse_args(["replay", "--summary", path]), out)
+    assert code == 0, code
+    sys.stderr.write(out.getvalue()[-2000:])
+elapsed = time.process_time() - start
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(int(hwm.split()[1]) * 1024, elapsed)
+"""
+
+
+@dataclass
+class MemoryCost:
+    file_bytes: int
+    wire: int
+    events: int
+    peak_rss: int
+    baseline_rss: int
+    seconds: float
+    summary: str
+
+    @property
+    def ratio(self) -> float:
+        return self.peak_rss / self.file_bytes
+
+
+def _cache_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / "callscope-bench"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def _source_hash() -> str:
+    here = Path(__file__).resolve().parent
+    core = here.parent / "core"
+    parts = [here / "streams.py", *sorted(core.glob("synth*.py")), *sorted(core.glob("session*.py"))]
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def session_file(target_bytes: int) -> tuple[Path, BenchStream | None]:
+    """A session file of about ``target_bytes``, cached in the temp dir (keyed by the sources that
+    generate it), so repeated runs do not pay for writing 100 MB again."""
+    from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
+
+    path = _cache_dir() / f"session-{target_bytes}-{_source_hash()}.jsonl"
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        return path, None
+    # A session line escapes the JSON payload's quotes: the file is about 1.37x the wire bytes.
+    stream = session_stream(int(target_bytes / 1.37))
+    header = SessionHeader(protocol=stream.protocol, tools=stream.tools, source="constructed",
+                           provenance="bench/streams.py session_stream (core/synth.py)")
+    save_session(str(path), header, (Chunk(t, d) for t, d in zip(stream.times, stream.chunks, strict=True)),
+                 StreamEnd("clean"))
+    meta.write_text(json.dumps({"wire": len(stream.data), "events": stream.events}))
+    return path, stream
+
+
+def _child(mode: str, path: Path) -> tuple[int, float, str]:
+    env = dict(os.environ)
+    done = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path)], capture_output=True,
+                          text=True, env=env, check=True)
+    rss, elapsed = done.stdout.split()
+    return int(rss), float(elapsed), done.stderr.strip()
+
+
+def memory_cost(target_bytes: int) -> MemoryCost:
+    path, _ = session_file(target_bytes)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    baseline, _, _ = _child("baseline", path)
+    peak, elapsed, summary = _child("replay", path)
+    return MemoryCost(path.stat().st_size, meta["wire"], meta["events"], peak, baseline, elapsed,
+                      summary.splitlines()[-1] if summary else "")

@@ -1,0 +1,81 @@
+"""The benchmark command runs, and its peers really rebuild the streamed arguments.
+
+No timing is asserted here: the bench command reports numbers, the tests only check that it
+works on small streams (``--quick``), that every peer's result is checked against what was
+sent, and that a measurement over its time cap is abandoned and reported, not waited for.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the bench/ directory is not an installed package
+
+from bench import peers  # noqa: E402
+from bench.measure import measure  # noqa: E402
+from bench.streams import Spec, build  # noqa: E402
+
+CHUNKED = [peers.httpx_sse_naive, peers.naive_preview, peers.callscope_engine,
+           peers.callscope_no_draft]
+
+
+def _normal(values: list[object]) -> list[object]:
+    return [orjson.loads(v) if isinstance(v, str) else v for v in values]
+
+
+@pytest.mark.parametrize("protocol", ["openai-responses", "openai-chat", "anthropic",
+                                      "gemini-interactions"])
+def test_every_peer_rebuilds_the_arguments(protocol: str) -> None:
+    stream = build(Spec(protocol, 1_500, calls=2))
+    expected = [orjson.loads(a) for a in stream.arguments]
+    assert len(expected) == 2 and expected[0] != expected[1]
+    for peer in CHUNKED:
+        assert _normal(peer(stream, peers.Budget(60))) == expected, peer.__name__
+
+
+def test_sdk_peers_rebuild_the_arguments() -> None:
+    for protocol, (_, peer) in peers.SDKS.items():
+        pytest.importorskip("anthropic" if protocol == "anthropic" else "openai")
+        stream = build(Spec(protocol, 1_500, calls=2))
+        assert _normal(peer(stream, peers.Budget(60))) == [orjson.loads(a) for a in stream.arguments]
+
+
+def test_a_measurement_over_its_cap_is_abandoned() -> None:
+    stream = build(Spec("anthropic", 20_000))
+    result = measure("preview", peers.naive_preview, stream, cap=0.0)
+    assert result.over and result.seconds is None
+    assert 0 <= result.done < len(stream.data)
+    assert result.cell().startswith("over cap at ")
+
+
+def test_a_wrong_result_is_reported() -> None:
+    stream = build(Spec("openai-chat", 1_000))
+
+    def broken(s: object, budget: peers.Budget) -> list[str]:
+        return ['{"path": "elsewhere"}']
+
+    expected = [orjson.loads(stream.arguments[0])]
+    assert measure("broken", broken, stream, cap=10, expected=expected).correct is False
+
+
+def test_the_quick_run_completes(tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    done = subprocess.run([sys.executable, "bench/run.py", "--quick", "--markdown", str(report)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = report.read_text()
+    assert text == done.stdout
+    for needle in ("## Machine", "floor (split + orjson.loads)", "httpx-sse + naive +=",
+                   "naive preview (jiter re-parse)", "callscope engine", "callscope, no draft status",
+                   "`callscope check` against one replay", "peak memory", "### Targets"):
+        assert needle in text, needle
+    rows = [line for line in text.splitlines() if line.startswith("|  |") or line.startswith("| openai")]
+    assert rows and not any("**NO**" in row for row in rows)
+    assert sum(row.count("| yes |") for row in rows) >= 8  # peers checked against the sent arguments
