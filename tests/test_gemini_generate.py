@@ -22,11 +22,7 @@ from callscope.core.events import (
     UsageReported,
 )
 from callscope.core.providers import gemini_generate, reader_for
-from callscope.core.providers.gemini_generate import (
-    BadPath,
-    GeminiGenerateReader,
-    parse_json_path,
-)
+from callscope.core.providers.gemini_generate import GeminiGenerateReader
 from callscope.core.sse import decode_all
 
 FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"),
@@ -432,29 +428,3 @@ def test_assembly_serializes_once_per_call(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(seen) == 1
     assert calls(events)["call:0"]["text"] == '{"body":"' + "ab" * 2000 + '"}'
     assert len(of(events, ArgumentPiece)) == 2000
-
-
-# -- the path parser ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("path", "segments"), [
-    ("$", []),
-    ("$.location", ["location"]),
-    ("$.operations[0].action", ["operations", 0, "action"]),
-    ("$.a[1][12].b", ["a", 1, 12, "b"]),
-    ("$['weird key']", ["weird key"]),
-    ('$["dq \\"x\\""]', ['dq "x"']),
-    ("$['a\\'b\\u00e9\\n']", ["a'b\u00e9\n"]),
-    ("$['\\ud83d\\ude00']", ["\U0001F600"]),
-    ("$.foo-bar.baz", ["foo-bar", "baz"]),
-])
-def test_parse_json_path(path: str, segments: list[str | int]) -> None:
-    assert parse_json_path(path) == segments
-
-
-@pytest.mark.parametrize("path", ["", "a", "$.", "$..a", "$.*", "$[*]", "$[-1]", "$[1:2]",
-                                  "$[?@.a]", "$['x'", "$['x\\q']", "$['\\ud800']", "$[0",
-                                  "$[1234567890]", "$x", "$" + ".a" * 129])
-def test_parse_json_path_rejects(path: str) -> None:
-    with pytest.raises(BadPath):
-        parse_json_path(path)

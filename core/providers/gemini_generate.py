@@ -11,7 +11,6 @@ closes, so assembly stays linear in the argument size.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -29,6 +28,10 @@ from ..events import (
 )
 from ..sse import Frame
 from .base import Handler, ProtocolReader, short
+from .jsonpath import BadPath, Placement, parse_json_path, place, plain
+
+# The path parser's names stay importable from the reader that uses them.
+__all__ = ["BadPath", "GeminiGenerateReader", "parse_json_path"]
 
 # finishReason -> (cut, failed). STOP also ends tool-call turns (there is no TOOL_CALLS);
 # CONTINUATION asks the client to continue with a token, so the output was cut, not refused.
@@ -54,91 +57,11 @@ _VALUE_TYPES: dict[str, tuple[type, ...] | None] = {
 _QUIET_PART_KEYS = frozenset({"thought", "thoughtSignature", "partMetadata", "videoMetadata",
                               "mediaResolution"})
 
-_QUOTED = {"'": re.compile(r"'((?:[^'\\]|\\.)*)'", re.S),
-           '"': re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)}
-_REQUOTE = re.compile(r'\\(.)|"', re.S)
-_MAX_DEPTH = 128  # deeper paths are rejected: serializers have recursion limits (orjson 255)
-
-
-class BadPath(Exception):
-    """A jsonPath that cannot be parsed or placed (reported as ``bad_json_path``)."""
-
-
-def parse_json_path(path: str) -> list[str | int]:
-    """Parse the RFC 9535 normalized-path subset Vertex uses into member names and indexes.
-
-    Accepted: ``$``, ``.name`` (any run of characters up to the next ``.`` or ``[``, more
-    lenient than the RFC's shorthand so keys like ``foo-bar`` still place), ``[0]``,
-    ``['name']`` and ``["name"]`` with JSON-style escapes. Wildcards, slices, filters,
-    negative indexes and descendant segments raise :class:`BadPath`.
-    """
-    if not path.startswith("$"):
-        raise BadPath("does not start with $")
-    segments: list[str | int] = []
-    i, n = 1, len(path)
-    while i < n:
-        if path[i] == ".":
-            j = i + 1
-            while j < n and path[j] not in ".[":
-                j += 1
-            name = path[i + 1:j]
-            if not name or name == "*":
-                raise BadPath(f"unsupported segment at offset {i}")
-            segments.append(name)
-            i = j
-        elif path[i] == "[" and i + 1 < n and path[i + 1] in "'\"":
-            name, i = _quoted(path, i + 1)
-            if i >= n or path[i] != "]":
-                raise BadPath(f"expected ] at offset {i}")
-            segments.append(name)
-            i += 1
-        elif path[i] == "[":
-            j = path.find("]", i)
-            digits = path[i + 1:j] if j > 0 else ""
-            if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
-                raise BadPath(f"unsupported selector at offset {i}")
-            segments.append(int(digits))
-            i = j + 1
-        else:
-            raise BadPath(f"unexpected {short(path[i])} at offset {i}")
-        if len(segments) > _MAX_DEPTH:
-            raise BadPath(f"deeper than {_MAX_DEPTH} segments")
-    return segments
-
-
-def _quoted(path: str, start: int) -> tuple[str, int]:
-    """A quoted member name starting at its quote; returns it and the offset after it."""
-    match = _QUOTED[path[start]].match(path, start)
-    if match is None:
-        raise BadPath("unterminated quoted name")
-    # Rewrite the body as a JSON string body (\' is not a JSON escape; a bare " inside single
-    # quotes must be escaped) and let orjson decode the escapes: it rejects lone surrogates.
-    body = _REQUOTE.sub(lambda m: ("'" if m[1] == "'" else m[0]) if m[1] else '\\"', match[1])
-    try:
-        return orjson.loads(f'"{body}"'), match.end()
-    except orjson.JSONDecodeError:
-        raise BadPath("bad escape in quoted name") from None
-
-
-class _Str:
-    """A string value being streamed: fragments kept in a list, joined once at close."""
-
-    __slots__ = ("parts", "closed")
-
-    def __init__(self, first: str, closed: bool) -> None:
-        self.parts = [first]
-        self.closed = closed
-
-
-def _plain(node: Any) -> Any:
-    """The assembled tree as plain JSON values (dict order = first-seen key order)."""
-    if isinstance(node, _Str):
-        return "".join(node.parts)
-    if isinstance(node, dict):
-        return {k: _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node
+# place() outcomes worth an anomaly: (code, message).
+_PLACEMENT_ANOMALIES: dict[Placement, tuple[str, str]] = {
+    "reopened": ("string_reopened", "more string after a piece without willContinue"),
+    "replaced": ("value_replaced", "a piece replaced an earlier value"),
+}
 
 
 def _dumps(value: Any) -> str:
@@ -147,29 +70,6 @@ def _dumps(value: Any) -> str:
         return orjson.dumps(value).decode()
     except (orjson.JSONEncodeError, TypeError):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _slot(node: dict[str, Any] | list[Any], seg: str | int) -> tuple[bool, Any]:
-    """Whether ``node[seg]`` exists, and its value; BadPath when seg cannot address node."""
-    if isinstance(node, dict):
-        if isinstance(seg, int):
-            raise BadPath(f"index [{seg}] into an object")
-        return seg in node, node.get(seg)
-    if isinstance(seg, str):
-        raise BadPath(f"member {short(seg, 40)} of an array")
-    if seg > len(node):
-        raise BadPath(f"index [{seg}] skips past the end of an array of {len(node)}")
-    return seg < len(node), node[seg] if seg < len(node) else None
-
-
-def _store(node: dict[str, Any] | list[Any], seg: str | int, value: Any) -> None:
-    """Set ``node[seg]`` (appending at the end of an array); _slot has checked the address."""
-    if isinstance(node, dict):
-        node[str(seg)] = value
-    elif int(seg) == len(node):
-        node.append(value)
-    else:
-        node[int(seg)] = value
 
 
 @dataclass
@@ -374,7 +274,7 @@ class GeminiGenerateReader(ProtocolReader):
     def _dump(self, frame: Frame | None, key: str, value: Any) -> str | None:
         # None leaves the call without text and unclosed, so the gate can never run it.
         try:
-            return _dumps(_plain(value))
+            return _dumps(plain(value))
         except (ValueError, TypeError, RecursionError) as exc:
             self.anomaly(frame, "unserializable_arguments", short(str(exc)), key=key)
             return None
@@ -405,46 +305,13 @@ class GeminiGenerateReader(ProtocolReader):
             will = piece.get("willContinue") is True
             self.emit(ArgumentPiece(frame.index, call.key, path, value, will))
             try:
-                self._place(frame, call, parse_json_path(path), value,
-                            kind == "stringValue" and isinstance(value, str), will)
+                placed = place(call.root, parse_json_path(path), value,
+                               is_str=kind == "stringValue" and isinstance(value, str), will=will)
             except BadPath as exc:
                 self.anomaly(frame, "bad_json_path", f"{short(path, 60)}: {exc}", key=call.key)
-
-    def _place(self, frame: Frame, call: _Streamed, segments: list[str | int], value: Any,
-               is_str: bool, will: bool) -> None:
-        """Put one piece into the call's object; strings for a path are appended."""
-        if not segments:
-            raise BadPath("a value cannot replace the argument object")
-        node: dict[str, Any] | list[Any] = call.root
-        created: tuple[dict[str, Any] | list[Any], str | int] | None = None
-        try:
-            for seg, following in zip(segments, segments[1:], strict=False):
-                want: type = list if isinstance(following, int) else dict
-                present, child = _slot(node, seg)
-                if not present:
-                    child = want()
-                    _store(node, seg, child)
-                    created = created or (node, seg)
-                elif not isinstance(child, want):
-                    raise BadPath(f"{short(seg, 40)} holds a {type(child).__name__}, "
-                                  f"not a {want.__name__}")
-                node = child
-            present, old = _slot(node, segments[-1])
-        except BadPath:
-            if created is not None:  # leave no empty containers behind for a rejected piece
-                parent, seg = created
-                parent.pop(str(seg)) if isinstance(parent, dict) else parent.pop()
-            raise
-        if is_str and isinstance(old, _Str):
-            if old.closed:
-                self.anomaly(frame, "string_reopened",
-                             "more string after a piece without willContinue", key=call.key)
-            old.parts.append(value)
-            old.closed = not will
-            return
-        if present:
-            self.anomaly(frame, "value_replaced", "a piece replaced an earlier value",
-                         key=call.key)
-        _store(node, segments[-1], _Str(value, not will) if is_str else value)
+                continue
+            if placed in _PLACEMENT_ANOMALIES:
+                code, message = _PLACEMENT_ANOMALIES[placed]
+                self.anomaly(frame, code, message, key=call.key)
 
     handlers: ClassVar[dict[str, Handler]] = {"chunk": _on_chunk, "error": _on_error}
