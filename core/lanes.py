@@ -134,34 +134,33 @@ class CallIndex:
 
     def view(self, k: int, anchor: int) -> CallView:
         """This call at step k; text added after step ``anchor`` is fresh."""
-        c = self  # short alias: this method reads many fields
-        ident = c.idents[last_le(c.ident_steps, k)]
-        n = bisect_right(c.frag_steps, k)
+        ident = self.idents[last_le(self.ident_steps, k)]
+        n = bisect_right(self.frag_steps, k)
         if n:
             j = n - 1
-            text = c.epochs[c.frag_epoch[j]][:c.frag_end[j]]
-            nbytes, draft, origin = c.frag_bytes[j], c.frag_draft[j], c.frag_origin[j]
-            first_fresh = bisect_right(c.frag_steps, anchor)
+            text = self.epochs[self.frag_epoch[j]][:self.frag_end[j]]
+            nbytes, draft, origin = self.frag_bytes[j], self.frag_draft[j], self.frag_origin[j]
+            first_fresh = bisect_right(self.frag_steps, anchor)
             fresh = None
             if first_fresh < n:
                 # A whole-object text replaces everything: then all of it is fresh.
-                resets = any(c.frag_reset[first_fresh:n]) or first_fresh == 0
-                fresh = (0 if resets else c.frag_end[first_fresh - 1], c.frag_end[j])
-            last_frame = c.frag_frame[j]
+                resets = any(self.frag_reset[first_fresh:n]) or first_fresh == 0
+                fresh = (0 if resets else self.frag_end[first_fresh - 1], self.frag_end[j])
+            last_frame = self.frag_frame[j]
         else:
             text, nbytes, draft, origin, fresh, last_frame = "", 0, Draft.EMPTY, "raw", None, None
         if last_frame is None:
-            last_frame = c.created_frame
-        closed = c.closed_step is not None and c.closed_step <= k
-        iw = last_le(c.wait_steps, k)
-        decided = c.decision_step is not None and c.decision_step <= k
+            last_frame = self.created_frame
+        closed = self.closed_step is not None and self.closed_step <= k
+        iw = last_le(self.wait_steps, k)
+        decided = self.decision_step is not None and self.decision_step <= k
         return CallView(
-            key=c.key, order=c.order, id=ident[0], call_id=ident[1], name=ident[2], kind=ident[3],
+            key=self.key, order=self.order, id=ident[0], call_id=ident[1], name=ident[2], kind=ident[3],
             text=text, byte_length=nbytes, fragments=n, fresh=fresh, draft=draft, origin=origin,
-            closed=closed, closed_frame=c.closed_frame if closed else None, opened_step=c.created,
-            last_frame=last_frame, pieces=bisect_right(c.piece_steps, k),
-            anomalies=tuple(c.anomalies[:bisect_right(c.anomaly_steps, k)]),
-            wait=c.waits[iw] if iw >= 0 else None, decision=c.decision if decided else None,
+            closed=closed, closed_frame=self.closed_frame if closed else None, opened_step=self.created,
+            last_frame=last_frame, pieces=bisect_right(self.piece_steps, k),
+            anomalies=tuple(self.anomalies[:bisect_right(self.anomaly_steps, k)]),
+            wait=self.waits[iw] if iw >= 0 else None, decision=self.decision if decided else None,
         )
 
 
