@@ -33,6 +33,10 @@ _UNSAFE = re.compile(
 )
 
 
+UNSAFE = _UNSAFE
+"""Every character that must not reach a terminal raw (share it; do not copy it)."""
+
+
 def escape_char(ch: str) -> str:
     """The visible stand-in for one unsafe character."""
     code = ord(ch)
