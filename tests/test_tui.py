@@ -407,3 +407,18 @@ async def test_a_large_input_is_indexed_in_the_background(monkeypatch):
         assert not app.building and len(app.timeline.frames) == 26
         await pilot.press("end")
         check_in_sync(app)
+
+
+async def test_chunk_boundaries_are_marked_even_inside_a_character():
+    from callscope.tui.panes.frames import char_start
+
+    data = 'data: {"a":"é"}\n\n'.encode()
+    split = data.index("é".encode()) + 1  # between the two bytes of é
+    assert char_start(data, split) == split - 1 and char_start(data, 3) == 3
+    app = CallscopeApp([(0.0, data[:5]), (0.5, data[5:split]), (1.0, data[split:])], source="s")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        text = frames_text(app)
+        assert 'data:┊ {"a":"┊é"}␊' in text  # the character stays whole, the mark goes before it
+        # completion is the arrival of the last chunk, and the first byte's arrival is shown
+        assert "chunks 0–2  t+1.000s (first byte +0.0ms)" in text
