@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import orjson
 
 from ..core.errors import CallscopeError, InputError
+from ..core.inert import json_safe, plain
 from ..core.limits import DEFAULT_LIMITS, Limits
 from ..core.providers import PROTOCOLS
 from ..core.replay import Chunking, TimedBytes
@@ -129,7 +130,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
 def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:
     record = {"kind": record["kind"], "source": source, **record}
-    out.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS).decode())
+    out.write(json_safe(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS).decode()))
     out.write("\n")
 
 
@@ -275,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(_handler(args.command)(args, sys.stdout))
     except CallscopeError as exc:
-        print(f"callscope: {exc}", file=sys.stderr)
+        print(f"callscope: {plain(str(exc))}", file=sys.stderr)  # file names are untrusted too
         return 2
     except BrokenPipeError:
         return 0

@@ -9,42 +9,20 @@ strings, never parsed as markup, so ``[bold red]`` in a payload is shown as thos
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from textual.content import Content
 from textual.style import Style
 
+from ..core import inert
+
 Part = Content | tuple[str, "Style | str"] | str
 """A piece for ``Content.assemble``: plain strings are literal text there, never markup."""
 
-# Control Pictures for C0 (U+2400 + code), with the conventional glyphs for the common ones.
-_NAMED = {0x09: "␉", 0x0A: "␊", 0x0D: "␍", 0x1B: "␛", 0x7F: "␡", 0xFEFF: "⟨BOM⟩"}
-
-_UNSAFE = re.compile(
-    "["
-    "\x00-\x1f\x7f-\x9f"  # C0, DEL, C1 (CSI/OSC/ST as single code points included)
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"  # invisible or format characters
-    "\u200b-\u200f\u2028-\u202e\u2060-\u206f"  # zero-width, separators, bidi embeddings/isolates
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ufffe\uffff"  # fillers, variation selectors, BOM
-    "\ud800-\udfff"  # lone surrogates (from surrogateescape/surrogatepass decoding)
-    "\U000e0000-\U000e0fff"  # tag characters (invisible "ASCII smuggling") and selectors
-    "]"
-)
-
-
-UNSAFE = _UNSAFE
-"""Every character that must not reach a terminal raw (share it; do not copy it)."""
-
-
-def escape_char(ch: str) -> str:
-    """The visible stand-in for one unsafe character."""
-    code = ord(ch)
-    if code in _NAMED:
-        return _NAMED[code]
-    if code < 0x20:
-        return chr(0x2400 + code)
-    return f"⟨U+{code:04X}⟩"
+UNSAFE = _UNSAFE = inert.UNSAFE
+"""Every character that must not reach a terminal raw (defined once, in core/inert.py)."""
+escape_char = inert.escape_char
+plain = inert.plain
 
 
 def pieces(text: str) -> Iterator[tuple[str, bool]]:
@@ -61,12 +39,6 @@ def pieces(text: str) -> Iterator[tuple[str, bool]]:
 
 def has_unsafe(text: str) -> bool:
     return _UNSAFE.search(text) is not None
-
-
-def plain(text: str) -> str:
-    """The escaped text as a plain string (for titles, file names in messages, the clipboard
-    preview): still never to be parsed as markup."""
-    return _UNSAFE.sub(lambda m: escape_char(m.group()), text)
 
 
 def content(text: str, style: Style | str = "", escape: Style | str = "dim italic") -> Content:

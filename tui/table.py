@@ -6,23 +6,18 @@ control and bidi characters print as visible escapes, never as terminal commands
 
 from __future__ import annotations
 
-import re
 from typing import Any, TextIO
 
 from ..core.engine import CallPipeline, Step
+from ..core.inert import plain
 from ..core.records import step_record
-
-# C0 and C1 controls, DEL, and the bidi/invisible formatting characters that can reorder or
-# hide text on a terminal (Trojan Source, CVE-2021-42574).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def inert(text: str, limit: int | None = None) -> str:
-    """Text safe to print: controls, escapes and bidi marks shown as visible escapes."""
+    """Text safe to print (core/inert.py): controls, escapes and bidi marks made visible."""
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
-    return _UNSAFE.sub(lambda m: _NAMED.get(m.group(), f"\\u{ord(m.group()):04x}"), text)
+    return plain(text)
 
 
 class TableWriter:

@@ -1,0 +1,57 @@
+"""Inert text: what must never reach a terminal raw, and its visible stand-ins.
+
+Stream text, tool names, ids, error messages and file names are untrusted. They may carry
+terminal escapes (CSI, OSC 8 hyperlinks, OSC 52 clipboard writes), C0/C1 controls, bidi
+overrides that reorder what is shown (U+202E), and invisible characters (zero-width spaces, BOM,
+tag characters used for "ASCII smuggling"). This module defines that set once; the panes
+(``tui/safe.py``), the headless table, the JSON lines and the error messages all use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+UNSAFE = re.compile(
+    "["
+    "\x00-\x1f\x7f-\x9f"  # C0, DEL, C1 (CSI/OSC/ST as single code points included)
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"  # invisible or format characters
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f"  # zero-width, separators, bidi embeddings/isolates
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ufffe\uffff"  # fillers, variation selectors, BOM
+    "\ud800-\udfff"  # lone surrogates (from surrogateescape/surrogatepass decoding)
+    "\U000e0000-\U000e0fff"  # tag characters (invisible "ASCII smuggling") and selectors
+    "]"
+)
+
+# Control Pictures for C0 (U+2400 + code), with the conventional glyphs for the common ones.
+_NAMED = {0x09: "␉", 0x0A: "␊", 0x0D: "␍", 0x1B: "␛", 0x7F: "␡", 0xFEFF: "⟨BOM⟩"}
+
+
+def escape_char(ch: str) -> str:
+    """The visible stand-in for one unsafe character."""
+    code = ord(ch)
+    if code in _NAMED:
+        return _NAMED[code]
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return f"⟨U+{code:04X}⟩"
+
+
+def plain(text: str) -> str:
+    """Text with every unsafe character replaced by its visible stand-in."""
+    return UNSAFE.sub(lambda m: escape_char(m.group()), text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # JSON escapes astral characters as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_safe(text: str) -> str:
+    """Serialized JSON with every unsafe character written as a ``\\uXXXX`` escape.
+
+    JSON's structure is ASCII, so unsafe characters can only sit inside strings, where the
+    escape denotes the same value: the document parses to exactly what it did before."""
+    return UNSAFE.sub(_json_escape, text)
