@@ -204,7 +204,7 @@ def check_file_subprocess(case: FileCase) -> None:
         path = os.path.join(tmp, case.name)
         Path(path).write_bytes(case.raw)
         rc = oracle.check_cli_subprocess(path, case.cli or "table")
-    stats = oracle.STATS["cli-process"]
+    stats = oracle.STATS["cli"]
     stats["inputs"] += 1
     stats["bytes"] += len(case.raw)
     stats["rejected" if rc == 2 else "loaded"] += 1

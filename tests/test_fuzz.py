@@ -258,6 +258,30 @@ def test_a_cut_3mb_argument_string_costs_little_memory():
     assert int(done.stdout) < 150, f"{done.stdout.strip()} MB for a 3 MB argument"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "core/harness.py gate: a call is executed with its text at the terminal signal, even when "
+    "fragments arrived after the provider closed it (anomaly delta_after_close). Here the text at "
+    "content_block_stop is '{\"path\": \"notes/todo.txt\"' (invalid JSON) and a later delta adds "
+    "', \"recursive\": true}': the gate executes {path, recursive: true}, arguments the provider "
+    "never vouched for. Found by the `frames` target (a delta moved after its stop). Fix: refuse "
+    "a call whose text changed after its close (or decide on the text as of the close)."))
+def test_a_call_changed_after_its_close_is_refused():
+    ev = hostile._ev
+    data = "".join([
+        ev("message_start", {"message": {"id": "m"}}),
+        ev("content_block_start", {"index": 0, "content_block": {
+            "type": "tool_use", "id": "t", "name": "f", "input": {}}}),
+        ev("content_block_delta", {"index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": '{"path": "notes/todo.txt"'}}),
+        ev("content_block_stop", {"index": 0}),
+        ev("content_block_delta", {"index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": ', "recursive": true}'}}),
+        ev("message_delta", {"delta": {"stop_reason": "tool_use"}}),
+        ev("message_stop", {})]).encode()
+    tools = ToolSet([{"name": "f", "parameters": {"type": "object"}}])
+    assert [d.action for d in decisions(data, "anthropic", tools)] == ["refuse"]
+
+
 def anomaly_messages(data: bytes, protocol: str) -> dict[str, str]:
     engine = Engine(protocol)
     steps = engine.feed(data) + engine.close()

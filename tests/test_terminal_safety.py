@@ -23,25 +23,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fuzz_oracle as oracle  # noqa: E402
 import hostile_inputs as hostile  # noqa: E402
 
-TABLE_GAP = pytest.mark.xfail(strict=True, reason=(
-    "tui/table.py inert(): its _UNSAFE set misses invisible characters that tui/safe.py escapes "
-    "(U+00AD, U+2060-U+206F word joiners and invisible operators, tag characters "
-    "U+E0000-U+E0FFF used for 'ASCII smuggling'), so they reach the terminal raw and hide text. "
-    "Fix: one definition of unsafe characters shared by the table and the panes (safe._UNSAFE)."))
-JSON_GAP = pytest.mark.xfail(strict=True, reason=(
-    "tui/cli.py _write_json: orjson escapes only C0 controls, so DEL, C1 controls (U+009B is CSI on "
-    "terminals that honour 8-bit controls), bidi overrides and isolates, invisible characters and "
-    "U+2028/U+2029/U+0085 are written raw by `replay --json` (str.splitlines() then also splits "
-    "a record). Fix: escape them as \\uXXXX after dumping, as core/session.py already does for the "
-    "line separators; the JSON value is unchanged."))
-
-NEEDS_TABLE_FIX = {"\u2060", "\U000e0041"}
-NEEDS_JSON_FIX = {"\x7f", "\x9b", "\u202e", "\u2066", "\u200b", "\u2028", "\U000e0041"}
-
-
-def marked(fixes: set[str], mark: pytest.MarkDecorator) -> list:
-    return [pytest.param(h, id=f"hostile{i}", marks=[mark] if set(h) & fixes else [])
-            for i, h in enumerate(hostile.HOSTILE)]
+IDS = [f"hostile{i}" for i in range(len(hostile.HOSTILE))]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +44,7 @@ def outputs(tmp_path_factory):
     return runs
 
 
-@pytest.mark.parametrize("text", marked(NEEDS_TABLE_FIX, TABLE_GAP))
+@pytest.mark.parametrize("text", hostile.HOSTILE, ids=IDS)
 def test_the_table_keeps_hostile_text_inert(outputs, text):
     for label, rc, out, err in outputs[f"table:{text}"]:
         assert rc == 0 and err == "", (label, err)
@@ -71,7 +53,7 @@ def test_the_table_keeps_hostile_text_inert(outputs, text):
             assert any(e in out for e in hostile.ESCAPED_ESC), label
 
 
-@pytest.mark.parametrize("text", hostile.HOSTILE, ids=[f"hostile{i}" for i in range(len(hostile.HOSTILE))])
+@pytest.mark.parametrize("text", hostile.HOSTILE, ids=IDS)
 def test_json_lines_parse_and_never_carry_a_raw_escape(outputs, text):
     for label, rc, out, _ in outputs[f"json:{text}"]:
         assert rc == 0, label
@@ -82,25 +64,17 @@ def test_json_lines_parse_and_never_carry_a_raw_escape(outputs, text):
             assert "\\u001b" in out, label
 
 
-@pytest.mark.parametrize("text", marked(NEEDS_JSON_FIX, JSON_GAP))
+@pytest.mark.parametrize("text", hostile.HOSTILE, ids=IDS)
 def test_json_lines_carry_no_raw_bidi_c1_or_invisible_characters(outputs, text):
     for label, _, out, _ in outputs[f"json:{text}"]:
         assert hostile.terminal_problems(out, label, json_lines=True) == []
 
 
-ERROR_GAP = pytest.mark.xfail(strict=True, reason=(
-    "core/importers.py open_har: the 'this HAR has N streamed response(s)' error lists each "
-    "entry's method and URL from the file verbatim (_describe), so ESC/OSC 52/bidi and a newline "
-    "reach stderr raw: a multi-line error that can write the clipboard. Fix: quote them with "
-    "_short() (repr), and make tui/cli.py main() print the message through table.inert() so no "
-    "error can break the one-line, inert rule."))
-
-
 @pytest.mark.parametrize("case", range(5), ids=lambda i: f"error{i}")
-def test_one_line_errors_quote_hostile_text_inertly(tmp_path, case, request):
+def test_one_line_errors_quote_hostile_text_inertly(tmp_path, case):
+    """Error messages that quote the file: a HAR entry's method and URL, a session marker, an
+    end kind, a header protocol, a tool definition, each carrying OSC 52, CSI, bidi and LF."""
     label, path = hostile.hostile_files(str(tmp_path))[case]
-    if "HAR" in label:
-        request.applymarker(ERROR_GAP)
     rc, out, err = hostile.replay_output(path)
     assert rc == 2 and err.startswith("callscope: ") and err.count("\n") == 1, (label, err)
     assert not oracle.TERMINAL_UNSAFE.search(err), (label, err)
@@ -110,14 +84,11 @@ def test_a_hostile_file_name_is_escaped_in_the_table_header(tmp_path):
     path = tmp_path / "name\x1b]52;c;aGk=\x07\u202e.sse"
     path.write_bytes(hostile.anthropic_call("f", "{}"))
     rc, out, err = hostile.replay_output(str(path))
-    assert rc == 0 and out.startswith("== ") and "\\u001b]52" in out.split("\n")[0]
+    header = out.split("\n")[0]
+    assert rc == 0 and header.startswith("== ") and any(e in header for e in hostile.ESCAPED_ESC)
     assert hostile.terminal_problems(out, "header") == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tui/cli.py main(): errors are printed as `callscope: {exc}` and InputError starts with the "
-    "path as given, so a file name carrying ESC/OSC or bidi characters reaches stderr raw. "
-    "Fix: print inert(str(exc)) (tui/table.py), which also covers every future message."))
 def test_a_hostile_file_name_is_escaped_in_an_error_line(tmp_path):
     path = tmp_path / "name\x1b]52;c;aGk=\x07\u202e.jsonl"
     path.write_bytes(b"")
