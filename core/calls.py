@@ -53,6 +53,9 @@ class CallBuffer:
     closed: bool = False
     closed_frame: int | None = None
     provider_copy: str | None = None
+    changed_after_close: int | None = None
+    """The frame of the first argument change after the provider closed the call (the gate
+    refuses such a call: nobody vouched for the text it would run)."""
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
@@ -75,6 +78,11 @@ class CallBuffer:
     @property
     def draft(self) -> Draft:
         return self._checker.status
+
+    @property
+    def max_depth(self) -> int:
+        """The deepest nesting of the argument text (kept by the draft checker as it goes)."""
+        return self._checker.max_depth
 
     @property
     def draft_error(self) -> str | None:
@@ -153,8 +161,7 @@ class TurnState:
             case ArgumentsAppended():
                 call = self._call_for(event.key, event.frame, found)
                 if call.closed:
-                    found.append(Anomaly(event.frame, "delta_after_close",
-                                         "arguments arrived after the call was closed", call.key))
+                    self._changed_after_close(call, event.frame, found)
                 if call.origin != "raw":
                     found.append(Anomaly(event.frame, "mixed_argument_forms",
                                          "text fragments after a whole-object argument", call.key))
@@ -162,6 +169,8 @@ class TurnState:
                 call.append(event.frame, event.fragment)
             case ArgumentsSet():
                 call = self._call_for(event.key, event.frame, found)
+                if call.closed and event.text != call.text:
+                    self._changed_after_close(call, event.frame, found)
                 if call.origin == "raw" and call.length:
                     found.append(Anomaly(event.frame, "mixed_argument_forms",
                                          "a whole-object argument replaced text fragments", call.key))
@@ -200,6 +209,13 @@ class TurnState:
             if current + size > limits.max_argument_chars:
                 return f"arguments of {event.key} longer than {limits.max_argument_chars} characters"
         return None
+
+    @staticmethod
+    def _changed_after_close(call: CallBuffer, frame: int | None, found: list[Anomaly]) -> None:
+        if call.changed_after_close is None:
+            call.changed_after_close = frame if frame is not None else -1
+        found.append(Anomaly(frame, "delta_after_close",
+                             "arguments arrived after the call was closed", call.key))
 
     def _open(self, event: CallOpened, found: list[Anomaly]) -> None:
         call = self.calls.get(event.key)

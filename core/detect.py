@@ -35,6 +35,8 @@ def detect(frame: Frame) -> str | None:
     if not isinstance(payload, dict):
         return None
     kind = payload.get("type")
+    if not isinstance(kind, str):  # untrusted: a list or object here must not break lookups
+        kind = None
     if "event_type" in payload:
         return "gemini-interactions"
     if isinstance(kind, str) and kind.startswith("response."):

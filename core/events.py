@@ -111,14 +111,27 @@ class UsageReported:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
+MESSAGE_LIMIT = 300
+
+
 @dataclass(frozen=True, slots=True)
 class Anomaly:
-    """Something a careful reader should see: never a crash, never silence."""
+    """Something a careful reader should see: never a crash, never silence.
+
+    Messages quote untrusted values, so every message is made one bounded line here, in the one
+    place every anomaly passes through."""
 
     frame: int | None
     code: str
     message: str
     key: str | None = None
+
+    def __post_init__(self) -> None:
+        text = self.message.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
+        if len(text) > MESSAGE_LIMIT:
+            text = text[: MESSAGE_LIMIT - 1] + "…"
+        if text != self.message:
+            object.__setattr__(self, "message", text)
 
 
 CallEvent = (

@@ -23,6 +23,8 @@ from .demo_tools import run_demo_tool
 from .jsonprefix import Draft
 from .tools import ToolSet
 
+TOO_DEEP = "[arguments nested past the depth limit: not shown]"
+
 Action = Literal["wait", "execute", "refuse"]
 Reason = Literal["truncated", "invalid_json", "schema", "unknown_tool", "provider_error"]
 
@@ -85,6 +87,9 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
         return "provider_error", f"the provider reported a failure{ended}: {error}"[:200]
     if not turn.complete:
         return "truncated", "the terminal signal never came"
+    if call.changed_after_close is not None:
+        return "provider_error", (f"the arguments changed after the provider closed the call "
+                                  f"(frame {call.changed_after_close})")
     if turn.cut:
         return "truncated", f"the provider says the output was cut ({turn.stop.reason})"  # type: ignore[union-attr]
     if not call.closed:
@@ -95,6 +100,9 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
 def _json(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> tuple[Reason, str] | None:
     if parsed is None:
         return "invalid_json", call_parse_error(call, ctx.empty_means_object)
+    if call.max_depth > ctx.turn.limits.max_argument_depth:
+        return "invalid_json", (f"nested {call.max_depth} levels deep, past the limit of "
+                                f"{ctx.turn.limits.max_argument_depth}")
     return None
 
 
@@ -153,6 +161,8 @@ def decide(call: CallBuffer, ctx: GateContext, frame: int | None) -> Decision:
     signal = ctx.turn.terminal.signal if ctx.turn.terminal else None
     readable = ctx.turn.complete and not ctx.turn.halted
     parsed = parse_arguments(call, ctx.empty_means_object) if readable else None
+    if parsed is not None and call.max_depth > ctx.turn.limits.max_argument_depth:
+        parsed = (TOO_DEEP, "")  # keep the value out of every record and renderer
     lenient = lenient_verdict(call, ctx)
     for _, check in GATE:
         refusal = check(ctx, call, parsed)
@@ -170,7 +180,9 @@ def decide(call: CallBuffer, ctx: GateContext, frame: int | None) -> Decision:
 
 # -- the lenient harness -----------------------------------------------------------------------
 
-_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+# Unrolled ("normal* (special normal*)*"), so an unterminated multi-megabyte string costs no
+# backtracking stack.
+_KEY = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*:')
 
 
 def _keys(value: Any) -> set[str]:
@@ -185,6 +197,8 @@ def lenient_verdict(call: CallBuffer, ctx: GateContext) -> Lenient:
     """A common lenient harness: runs whatever it has once the stream stops."""
     if not call.name:
         return Lenient("skip", None, "no tool name")
+    if call.max_depth > ctx.turn.limits.max_argument_depth:
+        return Lenient("execute", TOO_DEEP, "parsed")  # it would run them; we do not show them
     text = call.text
     try:
         return Lenient("execute", orjson.loads(text) if text.strip() else {}, "parsed")

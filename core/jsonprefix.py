@@ -80,6 +80,8 @@ class JsonPrefixChecker:
         self._number = ""
         self._literal = ""
         self.error: DraftError | None = None
+        self.max_depth = 0
+        """The deepest nesting seen so far (the gate refuses past its limit)."""
 
     @property
     def status(self) -> Draft:
@@ -159,6 +161,7 @@ class JsonPrefixChecker:
                 self._fail(i, f"nesting deeper than {MAX_DEPTH}")
                 return False
             self._stack.append(c)
+            self.max_depth = max(self.max_depth, len(self._stack))
             self._expect = _Expect.FIRST_KEY if c == "{" else _Expect.FIRST_ITEM
         elif c == '"':
             self._token, self._is_key = "string", False

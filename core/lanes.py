@@ -3,7 +3,9 @@
 Argument text is append-only within an *epoch*; an epoch starts when a protocol that sends whole
 objects replaces the text (``ArgumentsSet``). Each fragment records its step, its end offset in
 its epoch's text, the byte count and the draft status so far; the text at step k is the epoch's
-final text cut at the last fragment added by then.
+text cut at the last fragment added by then. The index grows while the stream does: the current
+epoch's text is joined from its fragments when a view needs it (and kept joined, so the next
+join starts from there), which is what lets a timeline be extended read by read.
 """
 
 from __future__ import annotations
@@ -71,8 +73,9 @@ class CallIndex:
     frag_reset: list[bool] = field(default_factory=list)
     frag_origin: list[str] = field(default_factory=list)
     epochs: list[str] = field(default_factory=list)
+    """The text of each epoch (an epoch starts when a whole-object text replaces all); the last
+    one is brought up to date by :meth:`seal`."""
     epoch_first: list[int] = field(default_factory=list)
-    """The text at the end of each epoch (an epoch starts when a whole-object text replaces all)."""
     closed_step: int | None = None
     closed_frame: int | None = None
     anomaly_steps: list[int] = field(default_factory=list)
@@ -84,6 +87,7 @@ class CallIndex:
     decision: Decision | None = None
     _parts: list[str] = field(default_factory=list)
     _bytes: int = 0
+    _stale: bool = False
 
     def identify(self, step: int, ev: CallOpened | None) -> None:
         old = self.idents[-1] if self.idents else (None, None, None, "function")
@@ -100,12 +104,12 @@ class CallIndex:
     def fragment(self, step: int, frame: int | None, text: str, reset: bool, origin: str,
                  draft: Draft) -> None:
         if reset or not self.epochs:
-            if self.epochs:
-                self.epochs[-1] = "".join(self._parts)
+            self.seal()
             self._parts, self._bytes = [], 0
             self.epochs.append("")
             self.epoch_first.append(len(self.frag_steps))
         self._parts.append(text)
+        self._stale = True
         self._bytes += len(text.encode("utf-8", "surrogatepass"))
         end = (self.frag_end[-1] if self.frag_end and not reset else 0) + len(text)
         self.frag_steps.append(step)
@@ -118,9 +122,11 @@ class CallIndex:
         self.frag_origin.append(origin)  # text appended to a whole object makes it raw again
 
     def seal(self) -> None:
-        if self.epochs:
-            self.epochs[-1] = "".join(self._parts)
-        self._parts = []
+        """Bring the current epoch's text up to date (cheap when nothing was added since)."""
+        if self._stale and self.epochs:
+            joined = self.epochs[-1] = "".join(self._parts)
+            self._parts = [joined]
+        self._stale = False
 
     def spans(self, k: int, lo: int = 0) -> list[tuple[int, int, int | None]]:
         """(start, end, frame) of the fragments that make the text at step k, from offset lo."""
@@ -138,6 +144,7 @@ class CallIndex:
         n = bisect_right(self.frag_steps, k)
         if n:
             j = n - 1
+            self.seal()
             text = self.epochs[self.frag_epoch[j]][:self.frag_end[j]]
             nbytes, draft, origin = self.frag_bytes[j], self.frag_draft[j], self.frag_origin[j]
             first_fresh = bisect_right(self.frag_steps, anchor)

@@ -21,6 +21,9 @@ class Limits:
     """Calls in one turn."""
     max_argument_chars: int = 64 * MiB
     """Argument text of one call."""
+    max_argument_depth: int = 128
+    """JSON nesting of one call's arguments: deeper arguments are refused as ``invalid_json``
+    (they would otherwise exhaust the recursion of validators and serializers downstream)."""
 
 
 DEFAULT_LIMITS = Limits()

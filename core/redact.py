@@ -25,13 +25,20 @@ def redact_headers(
     """Headers as a dict, credential values replaced by ``[REDACTED]``. Accepts a mapping, or
     (name, value) pairs, or HAR's ``{"name", "value"}`` objects; repeated names are joined with
     ", " as HTTP allows."""
-    items: Iterable[Any] = headers.items() if isinstance(headers, Mapping) else headers
+    if isinstance(headers, Mapping):
+        items: Iterable[Any] = headers.items()
+    elif isinstance(headers, list | tuple):
+        items = headers
+    else:  # a malformed session header (true, 3, "x"): nothing to keep
+        return {}
     out: dict[str, str] = {}
     for item in items:
         if isinstance(item, Mapping):  # HAR; unpacking a dict would yield its keys
             name, value = str(item.get("name", "")), str(item.get("value", ""))
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            name, value = str(item[0]), str(item[1])
         else:
-            name, value = (str(part) for part in item)
+            continue  # not a header: a re-save drops it rather than failing
         if name.lower() in SECRET_HEADERS:
             value = REDACTED
         out[name] = f"{out[name]}, {value}" if name in out else value

@@ -8,6 +8,13 @@ its text cut at the last fragment added by then (one bisection per call), and ev
 (frames, decisions, anomalies, the turn's facts) is a prefix of a list. A seek costs
 O(calls x log steps), whatever the length of the session.
 
+A timeline can also grow: :meth:`Timeline.live` starts an empty one, :meth:`Timeline.extend`
+feeds each network read to the engine as it arrives and indexes the new steps, and
+:meth:`Timeline.finish` closes the stream (the end-of-stream decisions come then). Every index is
+append-only, so ``view(k)`` is the same whether it is asked while the stream grows or after a
+:meth:`build` over the same chunks (``finished`` aside: it becomes true only once the stream is
+closed). The timeline does no I/O: whoever reads the network calls :meth:`extend`.
+
 Frames and chunks are *groups* of steps: a frame's group is its :class:`FrameStep` and the call
 events, waits and decisions it caused; a chunk's group is its :class:`ChunkStep` and the frames it
 completed. Stepping "by frame" lands on the last step of a group, so the panes show the frame's
@@ -39,6 +46,7 @@ from .events import (
 from .jsonprefix import Draft
 from .lanes import CallIndex, CallView, Prefix, last_le
 from .replay import Chunking, TimedBytes, replay
+from .session_model import StreamEnd
 from .sse import Frame
 from .tools import ToolSet
 
@@ -90,9 +98,10 @@ class View:
 # -- the timeline ------------------------------------------------------------------------------
 
 class Timeline:
-    """Every step of one stream, indexed for O(log n) seeks. Build with :meth:`build`."""
+    """Every step of one stream, indexed for O(log n) seeks. Build with :meth:`build`, or grow
+    with :meth:`live`, :meth:`extend` and :meth:`finish`."""
 
-    def __init__(self, source: Sequence[TimedBytes], protocol: str | None, tools: ToolSet | None,
+    def __init__(self, source: list[TimedBytes], protocol: str | None, tools: ToolSet | None,
                  chunking: Chunking, cut: int | None) -> None:
         self.source = source
         self.protocol_requested = protocol
@@ -117,7 +126,14 @@ class Timeline:
         self.text_steps: dict[str, list[int]] = {}
         self.text_ends: dict[str, list[int]] = {}
         self.texts: dict[str, str] = {}
+        """Each channel's text so far; joined from ``_text_parts`` when a view needs it."""
+        self._text_parts: dict[str, list[str]] = {}
+        self._text_stale: set[str] = set()
         self.t0: float | None = None
+        self.closed = False
+        """The stream is over (built, or :meth:`finish` called): no step will be added."""
+        self.end: StreamEnd | None = None
+        """How the transport ended, when the caller of :meth:`finish` knows it."""
 
     # -- building --------------------------------------------------------------------------
 
@@ -128,26 +144,57 @@ class Timeline:
         source = chunks if isinstance(chunks, list) else list(chunks)
         timeline = cls(source, protocol, tools, chunking, cut)
         timeline._index(replay(source, chunking=chunking, cut_at=cut, engine=timeline.engine))
+        timeline.closed = True
         return timeline
 
+    @classmethod
+    def live(cls, protocol: str | None = None, tools: ToolSet | None = None) -> Timeline:
+        """An empty timeline for a stream still arriving: feed it with :meth:`extend`."""
+        return cls([], protocol, tools, RECORDED, None)
+
+    def extend(self, t: float | None, data: bytes) -> int:
+        """One network read arrived: run it through the engine, index the new steps. Returns
+        how many steps were added."""
+        if self.closed:
+            raise ValueError("the stream is closed: a finished timeline cannot grow")
+        self.source.append((t, data))
+        before = len(self.steps)
+        self._index(self.engine.feed(data, t))
+        return len(self.steps) - before
+
+    def finish(self, end: StreamEnd | None = None) -> int:
+        """The stream is over: the decoder flushes, the gate decides what is still open. Returns
+        how many steps were added (0 when already closed)."""
+        if self.closed:
+            return 0
+        before = len(self.steps)
+        self._index(self.engine.close())
+        self.closed, self.end = True, end
+        return len(self.steps) - before
+
     def cut_at(self, offset: int) -> Timeline:
-        """This stream as if the connection dropped after ``offset`` bytes (self is unchanged)."""
+        """This stream as if the connection dropped after ``offset`` bytes (self is unchanged;
+        on a growing timeline: the bytes received so far)."""
         offset = max(0, offset if self.cut is None else min(offset, self.cut))
-        return Timeline.build(self.source, self.protocol_requested, self.tools, self.chunking, offset)
+        return Timeline.build(list(self.source), self.protocol_requested, self.tools, self.chunking,
+                              offset)
 
     def rechunked(self, chunking: Chunking) -> Timeline:
-        return Timeline.build(self.source, self.protocol_requested, self.tools, chunking, self.cut)
+        return Timeline.build(list(self.source), self.protocol_requested, self.tools, chunking,
+                              self.cut)
 
     def _index(self, steps: Iterable[Step]) -> None:
-        text_parts: dict[str, list[str]] = {}
-        text_len: dict[str, int] = {}
-        for k, step in enumerate(steps):
+        """Index steps as they come: every structure is appended to, never rewritten, so this
+        runs once over a whole stream (:meth:`build`) or once per network read (:meth:`extend`)."""
+        for k, step in enumerate(steps, len(self.steps)):
             self.steps.append(step)
             match step:
                 case ChunkStep():
                     self.chunks.append(step)
                     self.chunk_steps.append(k)
                     self.bounds.append(k)
+                    if self.t0 is None:  # times are shown relative to the first timed chunk
+                        self.t0 = step.t
                 case FrameStep():
                     self.frames.append(step.frame)
                     self.frame_steps.append(k)
@@ -168,17 +215,9 @@ class Timeline:
                     call = self.calls[step.decision.call]
                     call.decision_step, call.decision = k, step.decision
                 case CallStep():
-                    self._call_step(k, step, text_parts, text_len)
-        for name, parts in text_parts.items():
-            self.texts[name] = "".join(parts)
-        for call in self.calls.values():
-            call.seal()
-        self.by_kind["step"] = []  # "step" is every index; handled arithmetically
-        # Times are shown relative to the arrival of the first timed chunk.
-        self.t0 = next((c.t for c in self.chunks if c.t is not None), None)
+                    self._call_step(k, step)
 
-    def _call_step(self, k: int, step: CallStep, text_parts: dict[str, list[str]],
-                   text_len: dict[str, int]) -> None:
+    def _call_step(self, k: int, step: CallStep) -> None:
         ev = step.event
         if isinstance(ev, Anomaly):
             self.anomalies.append(ev)
@@ -213,10 +252,20 @@ class Timeline:
             facts[0].append(k)
             facts[1].append(ev)
         elif isinstance(ev, TextAppended):
-            text_parts.setdefault(ev.channel, []).append(ev.text)
-            text_len[ev.channel] = text_len.get(ev.channel, 0) + len(ev.text)
+            ends = self.text_ends.setdefault(ev.channel, [])
+            self._text_parts.setdefault(ev.channel, []).append(ev.text)
+            self._text_stale.add(ev.channel)
             self.text_steps.setdefault(ev.channel, []).append(k)
-            self.text_ends.setdefault(ev.channel, []).append(text_len[ev.channel])
+            ends.append((ends[-1] if ends else 0) + len(ev.text))
+
+    def _text(self, channel: str) -> str:
+        """The channel's whole text so far (joined once per growth, not once per view)."""
+        if channel in self._text_stale:
+            parts = self._text_parts[channel]
+            joined = self.texts[channel] = "".join(parts)
+            parts[:] = [joined]  # the next join starts from it
+            self._text_stale.discard(channel)
+        return self.texts[channel]
 
     # -- facts -----------------------------------------------------------------------------
 
@@ -301,7 +350,7 @@ class Timeline:
         """The state after step k. Text added after ``since`` (by default: after the step that
         opened the current frame or chunk group) is marked fresh."""
         if not self.steps:
-            return View(-1, None, 0, None, -1, 0, 0, (), (), (), self._turn(-1), True)
+            return View(-1, None, 0, None, -1, 0, 0, (), (), (), self._turn(-1), self.closed)
         k = min(max(k, 0), len(self.steps) - 1)
         nf = bisect_right(self.frame_steps, k)
         nc = bisect_right(self.chunk_steps, k)
@@ -318,7 +367,7 @@ class Timeline:
             received=self.chunks[nc - 1].end if nc else 0, chunks_seen=nc, calls=calls,
             log=Prefix(self.log, bisect_right(self.by_kind["decision"], k)),
             anomalies=Prefix(self.anomalies, bisect_right(self.by_kind["anomaly"], k)),
-            turn=self._turn(k), finished=k == len(self.steps) - 1,
+            turn=self._turn(k), finished=self.closed and k == len(self.steps) - 1,
         )
 
     def _facts(self, kind: type[_F], k: int) -> list[_F]:
@@ -334,7 +383,7 @@ class Timeline:
         for channel, steps in self.text_steps.items():
             n = bisect_right(steps, k)
             if n:
-                text[channel] = self.texts[channel][:self.text_ends[channel][n - 1]]
+                text[channel] = self._text(channel)[:self.text_ends[channel][n - 1]]
         return TurnView(
             protocol=self.state.protocol,
             terminal=terminal[0] if terminal else None,

@@ -48,6 +48,9 @@ class LoadedInput:
         self.session = open_input(path)
         header = self.session.header
         self.protocol: str | None = getattr(header, "protocol", None)
+        if self.protocol is not None and self.protocol not in PROTOCOLS:
+            raise InputError(path, f"unknown protocol {self.protocol!r} in the session header "
+                                   f"(one of: {', '.join(PROTOCOLS)})", line=1)
         definitions = list(getattr(header, "tools", None) or [])
         request = getattr(header, "request", None) or {}
         if not definitions and isinstance(request, dict):

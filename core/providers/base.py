@@ -71,7 +71,7 @@ class ProtocolReader:
             self.anomaly(frame, "not_json", f"data is not JSON ({exc})")
             return self._out
         kind = self.event_type(frame, payload)
-        if self.ended and kind not in self.trailers:
+        if self.ended and not (isinstance(kind, str) and kind in self.trailers):
             self.anomaly(frame, "data_after_terminal",
                          f"{short(kind)} after the terminal signal (frame {self.terminal_frame})")
         handler = self.handlers.get(kind) if isinstance(kind, str) else None

@@ -132,7 +132,7 @@ class OpenAIChatReader(ProtocolReader):
         if self._done_frame is not None and not self.ended:
             self.anomaly(frame, "data_after_done", f"chunk after [DONE] (frame {self._done_frame})")
         obj = payload.get("object")
-        if obj is not None and obj not in _CHUNK_OBJECTS:
+        if obj is not None and not (isinstance(obj, str) and obj in _CHUNK_OBJECTS):
             self.anomaly(frame, "unexpected_object", f"object {short(obj)} in a chunk stream")
         if payload.get("error") is not None:  # an error riding on a chunk (OpenRouter)
             self.error_payload(frame, payload["error"])

@@ -238,7 +238,7 @@ class OpenAIResponsesReader(ProtocolReader):
             self._index_owner[idx] = key
         if kind == "function_call":
             self._open(frame, key, item, idx)
-        elif kind not in _NOT_CALLS:
+        elif not (isinstance(kind, str) and kind in _NOT_CALLS):
             self.anomaly(frame, "unhandled_item",
                          f"output item type {short(kind)} is not read as a call", key=key)
 
