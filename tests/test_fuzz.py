@@ -6,9 +6,9 @@ schema; chunking changes nothing; frames keep every byte; loading only reads; er
 line naming the file; saving is atomic). The suite runs derandomized, so it is reproducible; the
 long run (``scripts/fuzz.py --minutes 10``) draws fresh inputs each time.
 
-Every bug the fuzzers found is pinned by a regression test at the end of this file (each was a
-strict xfail until the engine was fixed). ``KNOWN_BUGS`` in scripts/fuzz_oracle.py lists open
-ones, whose hits the property tests count instead of failing on them: it is empty now.
+Every bug the fuzzers found is pinned by a test at the end of this file: a strict xfail while it
+is open, a regression test once fixed. ``KNOWN_BUGS`` in scripts/fuzz_oracle.py lists the open
+ones, whose hits the property tests count instead of failing on them.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def test_the_oracle_catches_a_loader_that_runs_code(tmp_path, monkeypatch):
         oracle.load(str(path))
 
 
-# -- bugs found by fuzzing, now regression tests ---------------------------------------------------
+# -- bugs found by fuzzing: regression tests, and strict xfails for the open ones -----------------
 
 def decisions(data: bytes, protocol: str | None = None, tools: ToolSet | None = None) -> list:
     engine = Engine(protocol, tools)
@@ -178,6 +178,30 @@ def test_chat_chunk_with_a_list_object():
 def test_responses_item_with_a_list_type():
     decisions(b'data: {"type":"response.output_item.added","output_index":0,"item":{"type":[]}}\n\n',
               "openai-responses")
+
+
+DEEP = "[" * 300 + "]" * 300
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "Readers that serialize argument objects call orjson.dumps, which refuses more than 255 "
+    "levels (orjson.JSONEncodeError, a TypeError), while orjson.loads accepted the payload (up to "
+    "1024): openai_chat._arguments (arguments sent as an object), anthropic._close_block "
+    "(tool_use input object), gemini_interactions._finish_step/_object_arguments. The engine "
+    "raises. Fix: one helper with gemini_generate._dumps' fallback (json.dumps) or a depth limit "
+    "that refuses the call with an anomaly; found by the `payload` and `frames` targets."))
+@pytest.mark.parametrize("protocol,frames", [
+    ("openai-chat", ['{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":'
+                     '{"name":"f","arguments":{"a":' + DEEP + '}}}]}}]}']),
+    ("anthropic", ['{"type":"content_block_start","index":0,"content_block":{"type":"tool_use",'
+                   '"id":"t","name":"f","input":{"a":' + DEEP + '}}}',
+                   '{"type":"content_block_stop","index":0}']),
+    ("gemini-interactions", ['{"event_type":"step.start","index":1,"step":{"id":"x","type":'
+                             '"function_call","name":"f","arguments":{"a":' + DEEP + '}}}',
+                             '{"event_type":"step.stop","index":1}']),
+], ids=["openai-chat", "anthropic", "gemini-interactions"])
+def test_argument_objects_nested_300_deep(protocol, frames):
+    decisions("".join(f"data: {f}\n\n" for f in frames).encode(), protocol)
 
 
 def deep_call(depth: int, name: str = "lookup_demo_value") -> bytes:
