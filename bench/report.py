@@ -137,7 +137,7 @@ def targets(results: Results, sdks: dict[str, str], check: Any, memory: Any, tui
             at[size] = (None if t is None or not et else t / et, sdk is not None and sdk.over)
 
         def show(x: tuple[float | None, bool]) -> str:
-            return "?" if x[0] is None else (">= " if x[1] else "") + f"{x[0]:.1f}x"
+            return "not run" if x[0] is None else (">= " if x[1] else "") + f"{x[0]:.1f}x"
 
         (r_mid, over_mid), (r_big, _) = at[mid], at[big]
         ok: bool | None

@@ -17,6 +17,7 @@ with how far it got, and is not run again on the larger streams of the same seri
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib.util
 import sys
@@ -111,7 +112,7 @@ def configure(mode: str) -> Config:
         series.append(Series("gemini", "Gemini Interactions (no SDK accumulator), 1 call",
                              [Spec("gemini-interactions", s) for s in (10 * KB, 1 * MB)],
                              ("floor", "httpx-sse", "preview", "engine")))
-    return Config(20.0, 3.0, 90.0, series, check_bytes=20_000, memory_bytes=100 * MB,
+    return Config(25.0, 2.0, 150.0 if full else 90.0, series, check_bytes=20_000, memory_bytes=100 * MB,
                   tui_events=10**5)
 
 
@@ -155,7 +156,7 @@ def run_series(series: Series, cfg: Config, out: Out, rows: list[tuple[Spec, str
     over: dict[tuple[str, int, str, str], str] = {}
     previous: dict[tuple[str, int, str, str], Measurement] = {}
     for spec in series.specs:
-        stream = build(spec, cfg.seed)
+        stream = _build(spec, cfg.seed)
         expected = [orjson.loads(a) for a in stream.arguments]
         calls = "" if spec.calls == 1 else f", {spec.calls} calls"
         head = (f"{spec.protocol}, {human(stream.argument_bytes)} args{calls} "
@@ -207,6 +208,8 @@ def warm_up(cfg: Config) -> None:
 
 
 STARTED = time.perf_counter()
+_build = functools.lru_cache(maxsize=1)(build)
+"""The last stream built is kept: the TUI reads the same long session as the last series."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -215,8 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--quick", action="store_true", help="small streams only (seconds)")
     mode.add_argument("--full", action="store_true", help="every protocol at 4 MB, 10^6 events")
     parser.add_argument("--cap", type=float, help="CPU seconds per peer measurement up to 200 KB "
-                                                   "of arguments (default 20)")
-    parser.add_argument("--big-cap", type=float, help="the same above 200 KB (default 3)")
+                                                   "of arguments (default 25)")
+    parser.add_argument("--big-cap", type=float, help="the same above 200 KB (default 2)")
     parser.add_argument("--own-cap", type=float, help="the same for the floor and callscope (default 90)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", help="comma-separated: sizes, coarse, parallel, events, gemini, "
@@ -245,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run_series(series, cfg, out, results.rows.setdefault(series.key, []))
         growth_lines(results, out)
         check = memory = tui = None
+        if only is None or "tui" in only:
+            tui = tui_section(cfg, out)
         if only is None or "check" in only:
             check = check_cost(small_session(cfg.check_bytes, cfg.seed))
             out("\n### `callscope check` against one replay\n")
@@ -258,8 +263,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{memory.events:,} events), replayed in {seconds(memory.seconds)} of CPU")
             out(f"- peak RSS {human(memory.peak_rss)}: **{memory.ratio:.2f}x** the file (the "
                 f"interpreter with the same modules imported: {human(memory.baseline_rss)})")
-        if only is None or "tui" in only:
-            tui = tui_section(cfg, out)
         if only is None:
             out("\n### Targets (issue 7)\n")
             out("| target | measured | |")
@@ -295,8 +298,8 @@ def tui_section(cfg: Config, out: Out) -> object | None:
         return None
     from .tui_bench import tui_cost
 
-    stream = build(Spec("openai-chat", calls=64, events=cfg.tui_events), cfg.seed)
-    tui = tui_cost(stream, budget=10.0 if cfg.tui_events > 1000 else 2.0)
+    stream = _build(Spec("openai-chat", calls=64, events=cfg.tui_events), cfg.seed)
+    tui = tui_cost(stream, budget=5.0 if cfg.tui_events > 1000 else 2.0)
     out("\n### TUI (Textual pilot, headless, 200x50; wall clock)\n")
     out(f"- session: {human(len(stream.data))} wire, {tui.events:,} events, {tui.steps:,} steps")
     out(f"- first paint {tui.first_paint:.2f} s ({tui.first_paint_cpu:.2f} s CPU); "
