@@ -297,6 +297,7 @@ def ev(kind, payload):
     return ("event: %s\ndata: %s\n\n" % (kind, json.dumps(dict(type=kind, **payload)))).encode()
 
 START = ev("message_start", {"message": {"id": "m"}})
+TEXT = ev("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
 END = ev("message_delta", {"delta": {"stop_reason": "tool_use"}}) + ev("message_stop", {})
 
 def open_call(i, name="f"):
@@ -365,15 +366,13 @@ class Probe:
 
 PROBES = (
     Probe("a 50 MB line (one text delta of 50 MB in one frame)",
-          'run([START, text("x" * 50_000_000), END])', '"halted": null'),
+          'run([START, TEXT, text("x" * 50_000_000), END])', '"halted": null'),
     Probe("a 100 MB line (past the 64 MiB frame limit)",
-          'run([START, text("x" * 100_000_000), END])', "limit_exceeded"),
+          'run([START, TEXT, text("x" * 100_000_000), END])', "limit_exceeded"),
     Probe("a 50 MB argument in 1,000 deltas of 50 KB",
           """run(stream_call('{"a":"', "x" * 50_000, 1000, '"}'))""", "execute"),
-    Probe("a 20 MB argument past a 10 Mi chars argument limit (--max-argument-chars 10485760); "
-          "at the default 64 Mi limit a 100 MB argument peaked at 8.8 GB",
-          """run(stream_call('{"a":"', "x" * 50_000, 400, '"}'), """
-          "limits=Limits(max_argument_chars=10 * 1024 * 1024))", "limit_exceeded"),
+    Probe("a 100 MB argument in 2,000 deltas of 50 KB (past the 64 Mi chars argument limit)",
+          """run(stream_call('{"a":"', "x" * 50_000, 2000, '"}'))""", "limit_exceeded"),
     Probe("100,000 calls in one turn (default limit 10,000)",
           "run([START, *(p for i in range(100_000) for p in call(i)), END])", "limit_exceeded"),
     Probe("100,000 calls with the call limit lifted (--max-calls 1000000)",
@@ -394,7 +393,7 @@ PROBES = (
     Probe("200,000 frames before the protocol is known (all held for detection)",
           'run([b"data: {}\\n\\n"] * 200_000 + [START, END])', ""),
     Probe("100 MB of assistant text (2,000 deltas of 50 KB, all kept)",
-          'run([START, *[text("x" * 50_000)] * 2000, END])', ""),
+          'run([START, TEXT, *[text("x" * 50_000)] * 2000, END])', ""),
     Probe("events per second: 500,000 small argument deltas",
           """run(stream_call('{"a":"', "ab", 500_000, '"}'))""", "execute"),
 )
