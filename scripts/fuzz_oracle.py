@@ -59,12 +59,6 @@ KNOWN_BUGS: dict[tuple[str, str, str], str] = {
     # (exception, file, function) -> the strict-xfail test that pins an open bug
     # (tests/test_fuzz.py). While a bug is open the fuzzers count its hits and go on looking
     # for new ones. Fixed bugs are kept as regression tests.
-    # test_argument_objects_nested_300_deep: orjson.dumps (JSONEncodeError is TypeError)
-    ("TypeError", "core/providers/openai_chat.py", "_arguments"): "serializing_deep_objects",
-    ("TypeError", "core/providers/anthropic.py", "_close_block"): "serializing_deep_objects",
-    ("TypeError", "core/providers/gemini_interactions.py", "_finish_step"): "serializing_deep_objects",
-    ("TypeError", "core/providers/gemini_interactions.py", "_object_arguments"):
-        "serializing_deep_objects",
 }
 KNOWN_MESSAGES: dict[str, str] = {
     # a substring of a one-line CLI error -> the strict-xfail test that pins it

@@ -183,13 +183,6 @@ def test_responses_item_with_a_list_type():
 DEEP = "[" * 300 + "]" * 300
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "Readers that serialize argument objects call orjson.dumps, which refuses more than 255 "
-    "levels (orjson.JSONEncodeError, a TypeError), while orjson.loads accepted the payload (up to "
-    "1024): openai_chat._arguments (arguments sent as an object), anthropic._close_block "
-    "(tool_use input object), gemini_interactions._finish_step/_object_arguments. The engine "
-    "raises. Fix: one helper with gemini_generate._dumps' fallback (json.dumps) or a depth limit "
-    "that refuses the call with an anomaly; found by the `payload` and `frames` targets."))
 @pytest.mark.parametrize("protocol,frames", [
     ("openai-chat", ['{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":'
                      '{"name":"f","arguments":{"a":' + DEEP + '}}}]}}]}']),
@@ -201,7 +194,11 @@ DEEP = "[" * 300 + "]" * 300
                              '{"event_type":"step.stop","index":1}']),
 ], ids=["openai-chat", "anthropic", "gemini-interactions"])
 def test_argument_objects_nested_300_deep(protocol, frames):
-    decisions("".join(f"data: {f}\n\n" for f in frames).encode(), protocol)
+    """Readers serialize objects past orjson's 255 levels (core/providers/base.py dumps_compact);
+    the gate then refuses them past its own depth limit."""
+    found = decisions("".join(f"data: {f}\n\n" for f in frames).encode(), protocol,
+                      ToolSet([{"name": "f", "parameters": {"type": "object"}}]))
+    assert found and all(d.action == "refuse" for d in found)
 
 
 def deep_call(depth: int, name: str = "lookup_demo_value") -> bytes:

@@ -21,7 +21,7 @@ from callscope.core.events import (
     TurnEnded,
     UsageReported,
 )
-from callscope.core.providers import gemini_generate, reader_for
+from callscope.core.providers import base, reader_for
 from callscope.core.providers.gemini_generate import GeminiGenerateReader
 from callscope.core.sse import decode_all
 
@@ -414,14 +414,14 @@ def test_malformed_pieces_are_reported() -> None:
 
 def test_assembly_serializes_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    real = gemini_generate._dumps
+    real = base.dumps_compact
 
     def counting(value: Any) -> str:
         seen.append(value)
         text: str = real(value)
         return text
 
-    monkeypatch.setattr(gemini_generate, "_dumps", counting)
+    monkeypatch.setattr(base, "dumps_compact", counting)
     frags = [chunk(streamed(piece("$.body", stringValue="ab", willContinue=True)))
              for _ in range(2000)]
     events = run(sse(chunk(fc(name="f", willContinue=True)), *frags, chunk(fc(), finish="STOP")))

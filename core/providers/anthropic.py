@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import orjson
-
 from ..events import (
     ArgumentsAppended,
     ArgumentsSet,
@@ -313,8 +311,9 @@ class AnthropicReader(ProtocolReader):
         if block.kind is None:
             return
         if block.start_input is not None and not block.appended:
-            text = orjson.dumps(block.start_input).decode()
-            self.emit(ArgumentsSet(frame.index, block.key, text, "serialized"))
+            text = self.serialized(frame, block.key, block.start_input)
+            if text is not None:
+                self.emit(ArgumentsSet(frame.index, block.key, text, "serialized"))
         self.emit(CallClosed(frame.index, block.key))
 
     def _text(self, frame: Frame, channel: str, text: Any) -> None:

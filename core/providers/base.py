@@ -9,6 +9,7 @@ one handler per event type (a table, not an if-chain), which stop reasons mean "
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -32,6 +33,16 @@ def parse_payload(data: str) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise NotJSON(str(exc)) from None
+
+
+def dumps_compact(value: Any) -> str:
+    """Compact JSON of an argument object, keys in the order received. The stdlib fallback
+    covers what orjson refuses (nesting deeper than 255 levels); past Python's own recursion
+    limit this raises, and :meth:`ProtocolReader.serialized` reports it."""
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -117,6 +128,15 @@ class ProtocolReader:
 
     def anomaly(self, frame: Frame | None, code: str, message: str, key: str | None = None) -> None:
         self.emit(Anomaly(frame.index if frame else None, code, message, key))
+
+    def serialized(self, frame: Frame | None, key: str, value: Any) -> str | None:
+        """The text of an argument object, or None (with an anomaly) when it cannot be written:
+        the call then has no text, so the gate can never run it."""
+        try:
+            return dumps_compact(value)
+        except (ValueError, TypeError, RecursionError) as exc:
+            self.anomaly(frame, "unserializable_arguments", short(str(exc)), key=key)
+            return None
 
     def end_turn(self, frame: Frame, signal: str) -> None:
         """Record the terminal signal (only the first one counts)."""

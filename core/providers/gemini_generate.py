@@ -10,11 +10,8 @@ closes, so assembly stays linear in the argument size.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
-
-import orjson
 
 from ..events import (
     ArgumentPiece,
@@ -64,12 +61,6 @@ _PLACEMENT_ANOMALIES: dict[Placement, tuple[str, str]] = {
 }
 
 
-def _dumps(value: Any) -> str:
-    """Compact JSON; the stdlib fallback covers what orjson refuses (nesting deeper than 255)."""
-    try:
-        return orjson.dumps(value).decode()
-    except (orjson.JSONEncodeError, TypeError):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass
@@ -273,11 +264,7 @@ class GeminiGenerateReader(ProtocolReader):
 
     def _dump(self, frame: Frame | None, key: str, value: Any) -> str | None:
         # None leaves the call without text and unclosed, so the gate can never run it.
-        try:
-            return _dumps(plain(value))
-        except (ValueError, TypeError, RecursionError) as exc:
-            self.anomaly(frame, "unserializable_arguments", short(str(exc)), key=key)
-            return None
+        return self.serialized(frame, key, plain(value))
 
     # -- Vertex partialArgs --------------------------------------------------------------
 

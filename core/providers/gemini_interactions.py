@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-import orjson
-
 from ..events import (
     ArgumentsAppended,
     ArgumentsSet,
@@ -345,7 +343,9 @@ class GeminiInteractionsReader(ProtocolReader):
                          f"({short(arguments)})", key=key)
             return
         self._step(key, kind).set_ = True
-        self.emit(ArgumentsSet(frame.index, key, orjson.dumps(arguments).decode(), "serialized"))
+        text = self.serialized(frame, key, arguments)
+        if text is not None:
+            self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
 
     def _finish_step(self, frame: Frame, step: _Step) -> None:
         if step.kind is None:
@@ -353,8 +353,9 @@ class GeminiInteractionsReader(ProtocolReader):
         if not step.appended and not step.set_:
             if isinstance(step.start_arguments, dict):
                 # No delta at all: the start object is the whole argument set.
-                self.emit(ArgumentsSet(frame.index, step.key,
-                                       orjson.dumps(step.start_arguments).decode(), "serialized"))
+                text = self.serialized(frame, step.key, step.start_arguments)
+                if text is not None:
+                    self.emit(ArgumentsSet(frame.index, step.key, text, "serialized"))
             else:
                 self.anomaly(frame, "no_arguments",
                              f"{step.key} closed without any arguments on the wire", key=step.key)

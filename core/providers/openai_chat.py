@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import orjson
-
 from ..events import (
     ArgumentsAppended,
     ArgumentsSet,
@@ -328,8 +326,9 @@ class OpenAIChatReader(ProtocolReader):
                          f"{call.key} arguments sent as {type(text).__name__}, serialized",
                          key=call.key)
             call.has_args = True
-            self.emit(ArgumentsSet(frame.index, call.key, orjson.dumps(text).decode(),
-                                   origin="serialized"))
+            serialized = self.serialized(frame, call.key, text)
+            if serialized is not None:
+                self.emit(ArgumentsSet(frame.index, call.key, serialized, origin="serialized"))
 
     handlers: ClassVar[dict[str, Handler]] = {
         CHUNK: _on_chunk,
