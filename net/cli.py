@@ -16,12 +16,15 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
 from ..core.errors import CallscopeError, InputError
 from .http1 import HTTPServer
+
+if TYPE_CHECKING:
+    from .live import LiveRequest, LiveResult
 
 
 def _line_writer(out: TextIO) -> Callable[[str], None]:
@@ -103,17 +106,36 @@ def read_tools(path: str | None) -> list[Any]:
 
 
 def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
-    from ..core.engine import Engine
-    from ..core.records import turn_record
-    from ..core.session import Chunk, redact_url
-    from ..core.tools import ToolSet
-    from ..tui.table import TableWriter, inert
-    from .live import build_request, default_path, record
+    from .live import build_request, default_path
 
     request = build_request(args.provider, args.model, " ".join(args.prompt),
                             tools=read_tools(args.tools), base_url=args.base_url,
                             max_tokens=args.max_tokens)
     path = args.output or default_path(request.protocol)
+    if args.headless:
+        return _live_table(request, path, args.timeout, out)
+    from ..core.session import redact_url
+    from ..tui.live import LiveApp
+
+    app = LiveApp(request, path, timeout=args.timeout,
+                  note=f"live {request.protocol} {redact_url(request.url)}; recording to {path}")
+    app.run()
+    result = app.wait()
+    if result is None:
+        raise CallscopeError(f"the recording failed: {app.failure or 'it did not finish'}")
+    _live_report(result, out)
+    return 0 if result.ok else 1
+
+
+def _live_table(request: LiveRequest, path: str, timeout: float, out: TextIO) -> int:
+    """``live --headless``: the engine's table on stdout as the bytes arrive."""
+    from ..core.engine import Engine
+    from ..core.records import turn_record
+    from ..core.session import Chunk, redact_url
+    from ..core.tools import ToolSet
+    from ..tui.table import TableWriter
+    from .live import record
+
     engine = Engine(request.protocol, ToolSet(request.tools))
     table = TableWriter(out, f"live {request.protocol} {redact_url(request.url)}")
 
@@ -122,10 +144,18 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
             table.step(step, engine.pipeline)
         out.flush()
 
-    result = record(request, path, on_chunk=on_chunk, timeout=args.timeout)
+    result = record(request, path, on_chunk=on_chunk, timeout=timeout)
     for step in engine.close():
         table.step(step, engine.pipeline)
     table.turn(turn_record(engine.pipeline))
+    _live_report(result, out)
+    return 0 if result.ok else 1
+
+
+def _live_report(result: LiveResult, out: TextIO) -> None:
+    """How the stream ended, what httpx-sse thought of it, where the session is."""
+    from ..tui.table import inert
+
     end = result.end
     if end.kind == "http_error":
         body = (end.body or b"").decode("utf-8", "replace")
@@ -138,8 +168,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
                   "the session holds the compressed bytes\n")
     for problem in result.disagreements:
         out.write(f"-- httpx-sse disagrees: {inert(problem, 200)}\n")
-    out.write(f"wrote {path}\n")
-    return 0 if result.ok else 1
+    out.write(f"wrote {result.path}\n")
 
 
 # -- proxy -------------------------------------------------------------------------------------
@@ -148,6 +177,8 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
     from ..core.session import redact_url
     from .proxy import RecordingProxy, make_server
 
+    if not args.headless:
+        return _proxy_tui(args, out)
     proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=_line_writer(out))
 
     def banner(url: str) -> list[str]:
@@ -155,6 +186,23 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
                 f"  streamed responses are recorded in {args.dir}"]
 
     return _run(make_server(proxy, args.port), banner, out)
+
+
+def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
+    """The proxy with its captures list in the debugger; after it, one line per capture."""
+    from ..tui.captures import ProxyApp
+    from ..tui.table import inert
+
+    app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout)
+    app.run()
+    if app.error is not None:
+        raise CallscopeError(app.error)
+    for capture in app.captures.values():
+        end = capture.timeline.end
+        out.write(f"{inert(capture.path, 200)}: {inert(capture.label, 200)}, "
+                  f"{capture.timeline.total_bytes} B, {end.kind if end else 'cut when the proxy stopped'}\n")
+    out.write(f"{len(app.captures)} capture(s) in {inert(args.dir, 200)}\n")
+    return 0
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -212,6 +260,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--max-tokens", type=_count, default=1024, help="Anthropic max_tokens")
     p.add_argument("--timeout", type=_seconds, default=120.0, metavar="S",
                    help="read timeout (default 120)")
+    p.add_argument("--headless", action="store_true",
+                   help="no debugger: print the engine's table as the bytes arrive")
     p.set_defaults(handler=cmd_live)
 
     p = sub.add_parser("proxy", help="a recording reverse proxy in front of a provider")
@@ -220,6 +270,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--dir", default="captures", help="where sessions go (default ./captures)")
     p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
                    help="upstream read timeout (default 600)")
+    p.add_argument("--headless", action="store_true",
+                   help="no debugger: log one line per request on stdout")
     p.set_defaults(handler=cmd_proxy)
 
 

@@ -29,6 +29,8 @@ from ..core.sse import decode_all
 
 MAX_ERROR_BODY = 1024 * 1024
 """The most of an HTTP error body that is kept."""
+STOPPED = "stopped by the user"
+"""The end detail when the caller's ``stop`` said so (the TUI closed during the stream)."""
 
 
 class MissingKey(CallscopeError):
@@ -207,10 +209,15 @@ def _header(request: LiveRequest, recorded_at: str, response: httpx.Response | N
 
 def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None] | None = None,
            timeout: float = 120.0, connect_timeout: float = 10.0,
-           client: httpx.Client | None = None) -> LiveResult:
+           client: httpx.Client | None = None,
+           stop: Callable[[], bool] | None = None) -> LiveResult:
     """Send ``request``, write the session to ``path`` as the bytes arrive, call ``on_chunk``
     for each read. Returns how it ended; a transport fault is a result, not an exception
-    (KeyboardInterrupt is re-raised once the session is saved)."""
+    (KeyboardInterrupt is re-raised once the session is saved).
+
+    ``stop`` lets another thread end the recording: it is asked after each read, and when a
+    read fails (the caller may shut the socket down to wake a stalled read); once it returns
+    True the session ends as ``cut`` (:data:`STOPPED`), every byte so far kept."""
     recorded_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     own = client is None
     http = client or httpx.Client(timeout=httpx.Timeout(timeout, connect=connect_timeout))
@@ -238,9 +245,16 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
                             result.chunks += 1
                             if on_chunk is not None:
                                 on_chunk(chunk)
-                        result.end = StreamEnd("clean", at=time.monotonic() - start)
+                            if stop is not None and stop():
+                                result.end = StreamEnd("cut", detail=STOPPED,
+                                                       at=time.monotonic() - start)
+                                break
+                        else:
+                            result.end = StreamEnd("clean", at=time.monotonic() - start)
                 except httpx.TransportError as exc:
-                    result.end = transport_end(exc, time.monotonic() - start)
+                    stopped = stop is not None and stop()
+                    result.end = StreamEnd("cut", detail=STOPPED, at=time.monotonic() - start) if (
+                        stopped) else transport_end(exc, time.monotonic() - start)
                 except KeyboardInterrupt as exc:
                     result.end = StreamEnd("cut", detail="interrupted by the user",
                                            at=time.monotonic() - start)

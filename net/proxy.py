@@ -19,12 +19,13 @@ import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import orjson
 
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd, redact_url, save_session
+from ..core.session import _redacted as redacted_header  # what the writer puts on disk
 from .http1 import HTTPServer, Request, Responder
 from .live import MAX_ERROR_BODY, transport_end
 from .serve import protocol_for_path
@@ -61,12 +62,26 @@ def _request_record(request: Request, url: str) -> dict[str, Any]:
     return record
 
 
+class CaptureObserver(Protocol):
+    """What a UI hears about each capture, from the proxy's event loop, in order: ``started``
+    once (with the header as it is written to disk, secrets redacted), ``chunk`` for each read
+    recorded (after the client got it), ``ended`` once. The calls must return quickly and never
+    raise (hand the facts to another thread, e.g. as messages)."""
+
+    def started(self, path: str, header: SessionHeader) -> None: ...
+
+    def chunk(self, path: str, chunk: Chunk) -> None: ...
+
+    def ended(self, path: str, end: StreamEnd) -> None: ...
+
+
 class RecordingProxy:
     """The request handler of ``callscope proxy``."""
 
     def __init__(self, upstream: str, directory: str, *, timeout: float = 600.0,
                  log: Callable[[str], None] | None = None,
-                 on_session: Callable[[str], None] | None = None) -> None:
+                 on_session: Callable[[str], None] | None = None,
+                 observer: CaptureObserver | None = None) -> None:
         if not upstream.startswith(("http://", "https://")):
             from ..core.errors import CallscopeError
 
@@ -76,7 +91,9 @@ class RecordingProxy:
         self.timeout = timeout
         self.log = log or (lambda line: None)
         self.on_session = on_session
-        """Called with a session's path when its recording starts (the TUI lists it live)."""
+        """Called with a session's path when its recording starts."""
+        self.observer = observer
+        """Told about every capture as it happens (the TUI lists and shows them live)."""
         # Made now, not on the first request: building its TLS context takes a noticeable
         # fraction of a second, which would delay the first response.
         self._client: httpx.AsyncClient | None = httpx.AsyncClient(
@@ -128,6 +145,9 @@ class RecordingProxy:
                 path = self._session_path(protocol)
                 save_session(path, header(None), (), end)
                 note = f" -> {path}"
+                if self.observer is not None:
+                    self.observer.started(path, redacted_header(header(None)))
+                    self.observer.ended(path, end)
             self.log(f"{shown} -> upstream failed ({end.kind}: {end.detail}){note}")
             await out.send_full(502, [("content-type", "application/json")], orjson.dumps(
                 {"error": {"message": f"callscope proxy: upstream failed: {end.detail}",
@@ -154,8 +174,12 @@ class RecordingProxy:
         streamed = content_type.lower().startswith("text/event-stream")
         recorded = streamed or (status >= 400 and wants_stream(request))
         writer = SessionWriter(self._session_path(protocol), header) if recorded else None
+        observer = self.observer if writer is not None else None
         if writer is not None and self.on_session is not None:
             self.on_session(writer.path)
+        if observer is not None:
+            assert writer is not None
+            observer.started(writer.path, redacted_header(header))
         await out.start(status, headers)
         body = bytearray()  # only an error body is kept (bounded)
         end = StreamEnd("cut", detail="the proxy stopped while the response was streaming")
@@ -165,7 +189,10 @@ class RecordingProxy:
             async for data in response.aiter_raw():
                 await out.send(data)  # the client first: recording adds no latency
                 if writer is not None and status < 400:
-                    writer.write(Chunk(time.monotonic() - start, data))
+                    chunk = Chunk(time.monotonic() - start, data)
+                    writer.write(chunk)
+                    if observer is not None:
+                        observer.chunk(writer.path, chunk)
                 elif writer is not None:
                     body.extend(data[:MAX_ERROR_BODY - len(body)])
 
@@ -206,9 +233,13 @@ class RecordingProxy:
                                     detail=None if end.kind == "clean" else end.detail, at=end.at)
                 finished = True
                 writer.finish(end)
+                if observer is not None:
+                    observer.ended(writer.path, end)
         finally:
             if writer is not None and not finished:  # cancelled: keep what was received
                 writer.finish(end)
+                if observer is not None:
+                    observer.ended(writer.path, end)
         where = f" -> {writer.path}" if writer is not None else ""
         self.log(f"{shown} -> {status} {content_type.split(';')[0] or '-'}, "
                  f"{out.bytes_sent} B, {end.kind}{where}")

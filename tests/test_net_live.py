@@ -54,9 +54,10 @@ def keys(monkeypatch):
 
 
 def run_cli(*argv: str) -> tuple[int, str]:
+    """The command line, headless (the table on stdout; tests/test_tui_live.py runs the TUI)."""
     parser = argparse.ArgumentParser()
     add_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(list(argv))
+    args = parser.parse_args([*argv, "--headless"])
     out = io.StringIO()
     return args.handler(args, out), out.getvalue()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import random
 
@@ -12,6 +13,7 @@ from callscope.core.events import Anomaly, ArgumentsAppended, ArgumentsSet, Call
 from callscope.core.jsonprefix import Draft
 from callscope.core.lanes import CallIndex
 from callscope.core.replay import Chunking, rechunk
+from callscope.core.session import StreamEnd
 from callscope.core.timeline import Timeline
 from callscope.core.tools import ToolSet
 
@@ -255,3 +257,85 @@ def test_fragment_spans_tile_the_text():
     assert "".join(call.text[s:e] for s, e, _ in spans) == call.text
     assert [f for _, _, f in spans] == list(range(2, 10))
     assert timeline.calls[call.key].spans(k, lo=10)[0] == (9, 15, 4)
+
+
+# -- growth: a timeline fed read by read equals one built at once ------------------------------------
+
+def _same_view(grown, built, k: int, *, closed: bool) -> None:
+    a, b = grown.view(k), built.view(k)
+    # While the stream is open nothing is "finished", and the turn names the protocol detected
+    # so far; everything else must be identical at every step.
+    if not closed:
+        b = dataclasses.replace(b, finished=False,
+                                turn=dataclasses.replace(b.turn, protocol=a.turn.protocol))
+    assert (a.k, a.step, a.frames_seen, a.frame, a.anchor, a.received, a.chunks_seen, a.calls,
+            list(a.log), list(a.anomalies), a.turn, a.finished) == (
+            b.k, b.step, b.frames_seen, b.frame, b.anchor, b.received, b.chunks_seen, b.calls,
+            list(b.log), list(b.anomalies), b.turn, b.finished), f"step {k}"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=ids)
+def test_a_timeline_grown_read_by_read_equals_one_built_at_once(path):
+    pieces = list(rechunk(one_chunk(path), Chunking.parse("random:5")))
+    pieces = [(i * 0.01, data) for i, (_, data) in enumerate(pieces)]  # timed, as a live stream
+    built = Timeline.build(pieces)
+    grown = Timeline.live()
+    rng = random.Random(path.name)
+    kept = {}  # views taken while they were the newest, compared again at the end
+    for t, data in pieces:
+        before = len(grown)
+        added = grown.extend(t, data)
+        assert added == len(grown) - before >= 1  # at least the chunk's own step
+        assert not grown.closed and not grown.view(len(grown) - 1).finished
+        for k in {*range(before, len(grown)), rng.randrange(len(grown))}:
+            _same_view(grown, built, k, closed=False)
+        newest = kept[len(grown) - 1] = grown.view(len(grown) - 1)
+        # The newest view is the engine's state now (the reference, independent of build()).
+        assert {c.key: (c.text, c.draft) for c in newest.calls} == {
+            key: (c.text, c.draft) for key, c in grown.state.calls.items()}
+        # Navigation among the steps that exist so far agrees with the whole stream's.
+        k = rng.randrange(len(grown))
+        for kind in ("frame", "chunk", "call", "decision", "anomaly"):
+            ahead = built.next_step(k, kind)
+            if ahead is not None and ahead < len(grown) - 1 and kind != "frame":
+                assert grown.next_step(k, kind) == ahead, kind
+            assert grown.prev_step(k, kind) == built.prev_step(k, kind), kind
+    grown.finish()
+    assert grown.closed and grown.finish() == 0
+    with pytest.raises(ValueError):
+        grown.extend(1.0, b"data: late\n\n")
+    assert len(grown) == len(built) and grown.steps == built.steps
+    for k in range(len(built)):
+        _same_view(grown, built, k, closed=True)
+    for k, view in kept.items():  # a view is a snapshot: later growth never changed it
+        again = built.view(k)
+        assert (view.calls, list(view.log), view.turn.text) == (again.calls, list(again.log),
+                                                                 again.turn.text)
+    for kind in ("frame", "chunk", "call", "decision", "anomaly", "refusal", "parse"):
+        assert list(grown._targets(kind)) == list(built._targets(kind)), kind
+    assert (grown.t0, grown.data(), grown.total_bytes) == (built.t0, built.data(), built.total_bytes)
+
+
+def test_a_growing_timeline_cuts_and_rechunks_what_arrived_so_far():
+    data = PARALLEL.read_bytes()
+    grown = Timeline.live("openai-chat")
+    for i in range(0, 3000, 100):
+        grown.extend(i / 1000, data[i:i + 100])
+    cut = grown.cut_at(2000)
+    assert cut.closed and cut.cut == 2000 and cut.data() == data[:2000]
+    assert cut.view(len(cut) - 1).finished and not grown.closed
+    grown.extend(3.0, data[3000:])  # the snapshot does not grow with it
+    assert cut.total_bytes == 2000 and len(cut.source) == 30
+    whole = grown.rechunked(Chunking.parse("whole"))
+    assert whole.closed and whole.data() == data
+    grown.finish(StreamEnd("clean"))
+    assert grown.end == StreamEnd("clean")
+    assert [s.decision for s in grown.steps if isinstance(s, DecisionStep)] == [
+        s.decision for s in whole.steps if isinstance(s, DecisionStep)]
+
+
+def test_an_empty_live_timeline_is_open_until_finished():
+    grown = Timeline.live()
+    assert len(grown) == 0 and not grown.view(0).finished
+    grown.finish(StreamEnd("error", detail="cannot connect"))
+    assert grown.view(0).finished and grown.end.kind == "error"

@@ -5,31 +5,39 @@ Whenever the cursor moves, every pane renders ``timeline.view(cursor)``; panes n
 other, they only post "select this" messages that the app turns into a cursor move. Every key is a
 ``Binding`` with an ``id`` (remappable with a keymap), listed in the footer, the f1 help and the
 command palette.
+
+The timeline may still be growing (``timeline=Timeline.live(...)``: ``callscope live``, a capture
+of ``callscope proxy``): whoever reads the network posts the reads to the app, which extends the
+timeline and lets its :class:`~.follow.Follower` refresh the panes and keep the cursor on the
+newest step until the user moves it.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Footer, Static
 
 from ..core.engine import ChunkStep, DecisionStep
 from ..core.lanes import CallView
 from ..core.replay import Chunking, TimedBytes
-from ..core.timeline import Kind, Timeline, View
+from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
 from . import exports, safe
 from .commands import BINDINGS, CallscopeCommands, help_rows
+from .follow import FOLLOW_BINDING, ExtraCommands, Follower, GrowingFramesPane
 from .panes.buffers import BuffersPane, Lane
 from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
 from .player import Player
 from .screens import DetailScreen, HelpScreen, PromptScreen
+from .status import status_line
 
 RANDOM_SEED = 7
 """The seed of the random chunking the ``c`` key cycles to."""
@@ -42,34 +50,39 @@ class CallscopeApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "callscope"
-    COMMANDS = App.COMMANDS | {CallscopeCommands}
-    BINDINGS = BINDINGS
+    COMMANDS = App.COMMANDS | {CallscopeCommands, ExtraCommands}
+    BINDINGS = [*BINDINGS, FOLLOW_BINDING]
 
     cursor: reactive[int] = reactive(0, init=False, always_update=True)
 
     def __init__(self, chunks: Sequence[TimedBytes], *, source: str, protocol: str | None = None,
                  tools: ToolSet | None = None, note: str | None = None,
-                 chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None) -> None:
+                 chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None,
+                 timeline: Timeline | None = None) -> None:
+        """``timeline``: show this one (typically a growing one) instead of building one."""
         super().__init__()
         self.source, self.note, self.keymap = source, note, dict(keymap or {})
         chunks = list(chunks)
         self._build_args = (chunks, protocol, tools, chunking or Chunking("recorded"))
-        self.building = sum(len(data) for _, data in chunks) > BACKGROUND_BYTES
-        self.timeline = Timeline.build(*self._build_args) if not self.building else (
-            Timeline.build([], *self._build_args[1:]))
+        self.building = timeline is None and sum(len(data) for _, data in chunks) > BACKGROUND_BYTES
+        self.timeline = timeline if timeline is not None else Timeline.build(
+            *self._build_args) if not self.building else Timeline.build([], *self._build_args[1:])
+        self.follower = Follower(self)
+        self.follower.attach(timeline)
         self.undo: list[tuple[Timeline, int]] = []
         self.since: int | None = None
         self.selected: str | None = None
         self.search_text = ""
         self.filtering = False
         self.matches: list[int] = []
+        self._searched = 0  # frames searched so far (a growing timeline searches only new ones)
         self.player = Player(self)
         self.sub_title = safe.plain(source)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
         with Horizontal(id="panes"):
-            yield FramesPane(id="frames")
+            yield GrowingFramesPane(id="frames")
             yield BuffersPane(id="buffers")
             yield DecisionsPane(id="decisions")
         yield Footer()
@@ -82,6 +95,8 @@ class CallscopeApp(App[None]):
         self.query_one("#buffers").border_title = "argument buffers"
         self.query_one("#decisions").border_title = "harness decisions"
         self._load()
+        if self.follower.following and len(self.timeline):
+            self.cursor = len(self.timeline) - 1
         if self.building:
             self.run_worker(self._build_in_background, thread=True, exclusive=True)
 
@@ -95,6 +110,19 @@ class CallscopeApp(App[None]):
         self._load()
 
     # -- the one cursor ------------------------------------------------------------------------
+
+    def show_timeline(self, timeline: Timeline, source: str, *, grows: bool = True) -> None:
+        """Show another timeline (a capture picked in the proxy's list); ``grows``: it is the
+        stream to follow (an open one starts in follow mode)."""
+        self.player.pause()
+        self.undo.clear()
+        self.source, self.sub_title = source, safe.plain(source)
+        self.timeline, self.since, self.selected = timeline, None, None
+        self.cursor = 0  # first, so the panes never see an index from the old timeline
+        self.follower.attach(timeline if grows else None)
+        self._load()
+        if self.follower.following and len(timeline):
+            self.cursor = len(timeline) - 1
 
     def _load(self) -> None:
         for pane in (self.query_one(FramesPane), self.query_one(BuffersPane),
@@ -115,7 +143,7 @@ class CallscopeApp(App[None]):
         self.query_one(BuffersPane).show(view, self.selected)
         self.query_one(DecisionsPane).show(view)
         status = self.query_one("#status", Static)
-        line = self._status(view)
+        line = status_line(self, view)
         if not safe.same(line, status.content):
             status.update(line, layout=False)
 
@@ -128,37 +156,8 @@ class CallscopeApp(App[None]):
         # Stepping forward highlights all the text added since the previous position; a jump
         # highlights what the current frame added.
         self.since = self.cursor if stepped and k > self.cursor else None
+        self.follower.user_moved(k)
         self.cursor = k
-
-    def _status(self, view: View) -> Content:
-        tl = self.timeline
-        if self.building or not len(tl):
-            size = sum(len(data) for _, data in self._build_args[0])
-            what = f"indexing {size:,} bytes…" if self.building else "empty stream: no bytes"
-            return Content.assemble(("callscope ", "bold $text-primary"), f"{what}  ",
-                                    safe.content(safe.short(self.source, 60), "$text-muted"))
-        frame = f"#{view.frame.index}" if view.frame is not None else "—"
-        player = self.player
-        play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"
-        parts: list[safe.Part] = [
-            ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"),
-            f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
-            f"  {view.received}/{tl.total_bytes} B",
-            *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
-              if tl.cut is not None else ()),
-            "  ", (play, "bold $text-success" if player.playing else "$text-muted"),
-            ("  chunking ", "$text-muted"), str(tl.chunking),
-            f" ({max(view.chunks_seen - 1, 0)}/{len(tl.chunks) - 1})",
-        ]
-        if player.breakpoints:
-            parts += [("  break on ", "$text-muted"), ", ".join(sorted(player.breakpoints))]
-        if self.search_text:
-            parts += [("  filter " if self.filtering else "  search ", "$text-muted"),
-                      safe.content(safe.short(self.search_text, 20)), f" ({len(self.matches)})"]
-        parts += ["  ", safe.content(safe.short(self.source, 60), "$text-muted")]
-        if self.note:
-            parts += ["\n", safe.content(safe.short(self.note, 200), "italic $text-muted")]
-        return Content.assemble(*parts)
 
     # -- navigation ----------------------------------------------------------------------------
 
@@ -172,6 +171,14 @@ class CallscopeApp(App[None]):
 
     def action_last(self) -> None:
         self.move(len(self.timeline) - 1)
+        self.follower.user_moved(self.cursor, to_end=True)  # the end of a live stream: follow it
+
+    def action_toggle_follow(self) -> None:
+        self.follower.toggle()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The follow key only exists for a stream that arrives (hidden from the footer otherwise).
+        return self.follower.stream is not None if action == "toggle_follow" else True
 
     def action_goto_step(self, k: int) -> None:
         self.move(k)
@@ -244,11 +251,19 @@ class CallscopeApp(App[None]):
         if self.matches:
             self.action_match(1)
 
-    def _find(self, text: str) -> None:
+    def _find(self, text: str, first: int = 0) -> None:
+        """Search the frames from ``first`` on (earlier matches are kept)."""
         self.search_text = text
         needle = text.lower().encode("utf-8", "surrogatepass")
-        self.matches = [f.index for f in self.timeline.frames if text and (
-            f.event == text or needle in f.raw.lower())] if text else []
+        self.matches = self.matches[:bisect_left(self.matches, first)] + [
+            f.index for f in self.timeline.frames[first:]
+            if f.event == text or needle in f.raw.lower()] if text else []
+        self._searched = len(self.timeline.frames)
+
+    def find_new_frames(self) -> None:
+        """The timeline grew: search the new frames too."""
+        if self.search_text:
+            self._find(self.search_text, self._searched)
 
     def action_filter(self) -> None:
         if not self.search_text:
@@ -325,6 +340,10 @@ class CallscopeApp(App[None]):
         self.cursor = cursor
 
     def action_cycle_chunking(self) -> None:
+        if self.follower.streaming:
+            self.notify("The stream is still arriving: change the chunking once it ended.",
+                        timeout=3)
+            return
         order = ["recorded", "bytes:1", f"random:{RANDOM_SEED}"]
         now = str(self.timeline.chunking)
         nxt = Chunking.parse(order[(order.index(now) + 1) % 3 if now in order else 0])
@@ -350,7 +369,17 @@ class CallscopeApp(App[None]):
         self.push_screen(DetailScreen(self.timeline, view.frame.index))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(help_rows(self)))
+        self.push_screen(HelpScreen(help_rows(self) + self.extra_help_rows()))
+
+    def extra_help_rows(self) -> list[tuple[str, str, str]]:
+        """Rows for the keys this app adds to ``commands.BINDINGS`` (when they apply)."""
+        rows = []
+        for binding in self.BINDINGS[len(BINDINGS):]:
+            assert isinstance(binding, Binding) and binding.id is not None
+            if self.check_action(binding.action, ()):
+                keys = self._keymap.get(binding.id, binding.key)
+                rows.append((keys, binding.description, binding.id))
+        return rows
 
     def action_export(self, what: str) -> None:
         call = self._selected_call()

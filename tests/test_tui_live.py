@@ -1,0 +1,311 @@
+"""Live traffic in the debugger (pilot + loopback): ``callscope live`` and ``callscope proxy`` grow
+their timelines as the bytes arrive, the cursor follows the newest step until the user moves it,
+and a capture opened while it streams keeps growing."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import threading
+import time
+
+import httpx
+import pytest
+from callscope.core.engine import DecisionStep
+from callscope.core.importers import open_input
+from callscope.core.timeline import Timeline
+from callscope.core.tools import ToolSet
+from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
+from callscope.net.live import STOPPED, build_request
+from callscope.net.serve import Emulator, Faults, load, make_server
+from callscope.tui.captures import CapturesScreen, ProxyApp
+from callscope.tui.live import LiveApp
+from callscope.tui.panes.buffers import Lane
+from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.frames import FramesPane
+from textual.widgets import DataTable
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+DATA = CHAT.read_bytes()
+TOOLS = [{"name": "GetWeatherArgs", "parameters": {"type": "object"}},
+         {"name": "get_stock_price", "parameters": {"type": "object"}}]
+MID_CALL = DATA.index(b'"index":1') + 200
+"""A byte offset inside the second call's argument deltas."""
+SIZE = (120, 34)
+KEY = "sk-tui-live-SECRET-91b2"
+ENV = {"OPENAI_API_KEY": KEY}
+
+
+class Paced:
+    """An upstream on loopback that sends the next piece of the stream only when the test says
+    (so what the app has seen at each moment is known exactly)."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.pieces = [data[i:i + size] for i in range(0, len(data), size)]
+        self.allowed = 0
+        self.requests: list[Request] = []
+
+    def release(self, n: int | None = None) -> None:
+        self.allowed = len(self.pieces) if n is None else self.allowed + n
+
+    async def handle(self, request: Request, out: Responder) -> None:
+        self.requests.append(request)
+        await out.start(200, [("content-type", "text/event-stream")])
+        for i, piece in enumerate(self.pieces):
+            while i >= self.allowed:
+                await asyncio.sleep(0.005)
+            await out.send(piece)
+        await out.end()
+
+
+@pytest.fixture
+def paced():
+    upstream = Paced(DATA, 400)
+    with BackgroundServer(lambda: HTTPServer(upstream.handle)) as url:
+        upstream.url = url
+        yield upstream
+
+
+@pytest.fixture
+def serve():
+    emulator = Emulator([load(str(CHAT))], Faults(delay=0))
+    with BackgroundServer(lambda: make_server(emulator)) as url:
+        yield url
+
+
+def live_app(base: str, path: pathlib.Path, fault: str | None = None) -> LiveApp:
+    request = build_request("openai-chat", "m", "hi", tools=TOOLS, base_url=base + "/v1", env=ENV)
+    if fault:
+        request.headers["x-callscope-fault"] = fault
+    return LiveApp(request, str(path))
+
+
+async def until(pilot, condition, timeout: float = 8.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.02)
+
+
+def settled(app) -> bool:
+    """The panes show what the timeline holds now (the follower refreshed since it grew)."""
+    pane = app.query_one(FramesPane)
+    return (pane.view is not None and pane.view.k == app.cursor
+            and len(pane._widths) == len(app.timeline.frames))  # every frame measured
+
+
+def status(app) -> str:
+    return app.query_one("#status").content.plain
+
+
+def summary(app) -> str:
+    return app.query_one(DecisionsPane)._summary.content.plain
+
+
+def lanes(app) -> dict[str, str]:
+    return {lane.key: lane.content.plain for lane in app.query(Lane) if lane.display}
+
+
+def check_final(app, timeline: Timeline) -> None:
+    """The panes show the end of the stream, and it is what a replay of the session decides."""
+    assert app.cursor == len(app.timeline) - 1 and app.timeline.view(app.cursor).finished
+    replayed = Timeline.build([(0.0, b"".join(d for _, d in timeline.source))], "openai-chat",
+                              ToolSet([{"type": "function", "function": t} for t in TOOLS]))
+    decided = [s.decision for s in replayed.steps if isinstance(s, DecisionStep)]
+    assert decided and [s.decision for s in app.timeline.steps
+                        if isinstance(s, DecisionStep)] == decided
+    text = summary(app)
+    for d in decided:
+        assert d.action.upper() in text
+    for call in app.timeline.view(app.cursor).calls:
+        assert call.text[-40:] in lanes(app)[call.key].replace("␊\n", "␊")
+
+
+# -- callscope live ------------------------------------------------------------------------------
+
+async def test_live_against_serve_shows_frames_and_the_final_decision(serve, tmp_path):
+    app = live_app(serve, tmp_path / "live.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.stream.closed and settled(app))
+        assert app.timeline is app.stream and app.stream.end.kind == "clean"
+        assert app.stream.data() == DATA and len(app.timeline.frames) > 10
+        check_final(app, app.stream)
+        assert "EXECUTE" in summary(app) and "turn ENDED" in summary(app)
+        assert "ended: clean" in status(app) and "LIVE" not in status(app)
+        assert KEY not in status(app)
+    result = app.wait(5)
+    assert result is not None and result.ok
+    assert b"".join(c.data for c in open_input(str(tmp_path / "live.jsonl")).chunks()) == DATA
+
+
+async def test_a_cut_stream_shows_the_truncated_refusal(serve, tmp_path):
+    app = live_app(serve, tmp_path / "cut.jsonl", fault=f"cut={MID_CALL}")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.stream.closed and settled(app))
+        assert app.stream.end.kind == "cut" and app.stream.total_bytes == MID_CALL
+        text = summary(app)
+        assert "TRUNCATED" in text and text.count("REFUSE truncated") == len(TOOLS)
+        assert "ended: cut" in status(app)
+        check_final(app, app.stream)
+    assert open_input(str(tmp_path / "cut.jsonl")).end.kind == "cut"
+
+
+async def test_the_cursor_follows_until_the_user_moves_it(paced, tmp_path):
+    app = live_app(paced.url, tmp_path / "paced.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        assert "waiting for the first bytes" in status(app)
+        paced.release(3)
+        await until(pilot, lambda: len(app.stream.chunks) == 3 and settled(app))
+        first = len(app.timeline)
+        assert app.follower.following and app.cursor == first - 1
+        assert "LIVE following" in status(app) and not app.stream.closed
+        assert [row[2] for row in app.extra_help_rows()] == ["callscope.follow"]  # help, palette
+        assert "turn OPEN" in summary(app)  # nothing is decided while the stream is open
+
+        await pilot.press("left")  # the user moves: the cursor stays there from now on
+        held = app.cursor
+        assert held < first - 1 and not app.follower.following
+        paced.release(3)
+        await until(pilot, lambda: len(app.stream.chunks) == 6 and settled(app))
+        assert len(app.timeline) > first and app.cursor == held
+        assert "(t: follow)" in status(app)
+        assert len(app.query_one(FramesPane)._widths) == len(app.timeline.frames)
+
+        await pilot.press("t")  # follow again: to the newest step, and on with it
+        assert app.follower.following and app.cursor == len(app.timeline) - 1
+        await pilot.press("home")
+        assert not app.follower.following and app.cursor == 0
+        await pilot.press("end")  # the end of a live stream is following it
+        assert app.follower.following
+        paced.release(2)
+        await until(pilot, lambda: len(app.stream.chunks) == 8 and settled(app))
+        assert app.cursor == len(app.timeline) - 1
+
+        await pilot.press("c")  # no rechunking while the bytes still arrive
+        assert app.timeline is app.stream
+        paced.release()
+        await until(pilot, lambda: app.stream.closed and settled(app))
+        check_final(app, app.stream)
+        assert "ended: clean" in status(app)
+
+
+async def test_a_cut_of_a_live_stream_is_a_snapshot_and_undo_returns_to_it(paced, tmp_path):
+    app = live_app(paced.url, tmp_path / "snap.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        paced.release(4)
+        await until(pilot, lambda: len(app.stream.chunks) == 4 and settled(app))
+        await pilot.press("p", "x")  # cut after the previous frame: a finished timeline
+        cut = app.timeline
+        assert cut is not app.stream and cut.closed and cut.cut is not None
+        assert "LIVE continues" in status(app)
+        paced.release()
+        await until(pilot, lambda: app.stream.closed)
+        assert app.timeline is cut  # the snapshot stays on screen
+        await pilot.press("u")
+        assert app.timeline is app.stream
+        await until(pilot, lambda: settled(app) and "ended: clean" in status(app))
+
+
+async def test_closing_during_a_stall_saves_the_session_at_once(serve, tmp_path):
+    path = tmp_path / "stall.jsonl"
+    app = live_app(serve, path, fault=f"stall={MID_CALL},hold=60")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.stream.total_bytes == MID_CALL)
+    started = time.monotonic()
+    result = app.wait(5)
+    assert time.monotonic() - started < 3
+    assert result is not None and result.end.kind == "cut" and result.end.detail == STOPPED
+    session = open_input(str(path))
+    assert session.end.kind == "cut" and b"".join(c.data for c in session.chunks()) == DATA[:MID_CALL]
+
+
+def test_the_live_command_runs_the_debugger_and_reports(serve, tmp_path, monkeypatch, capsys):
+    from callscope.net import cli
+    from textual.app import App
+
+    async def watch(pilot) -> None:  # stands in for the user: quit once the stream ended
+        await until(pilot, lambda: pilot.app.stream.closed)
+        pilot.app.exit()
+
+    monkeypatch.setattr(LiveApp, "run", lambda self: App.run(self, headless=True, size=SIZE,
+                                                            auto_pilot=watch))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    path = tmp_path / "cmd.jsonl"
+    code = cli.main(["live", "--provider", "openai-chat", "--model", "m", "--base-url",
+                     serve + "/v1", "-o", str(path), "hi"])
+    out = capsys.readouterr().out
+    assert code == 0 and "-- stream: clean, 7728 B" in out and f"wrote {path}" in out
+    assert "call " not in out  # the table is the headless output only
+    assert KEY not in out and KEY.encode() not in path.read_bytes()
+
+
+# -- callscope proxy -----------------------------------------------------------------------------
+
+def client_through(url: str, received: list[bytes]) -> threading.Thread:
+    """An agent pointed at the proxy (a key in the header and in the query string)."""
+    def run() -> None:
+        with httpx.Client(timeout=10) as client, client.stream(
+                "POST", url + f"/v1/chat/completions?key={KEY}",
+                json={"model": "m", "stream": True, "tools": [
+                    {"type": "function", "function": tool} for tool in TOOLS]},
+                headers={"authorization": f"Bearer {KEY}"}) as response:
+            received.extend(response.iter_raw())
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def row(app: ProxyApp, n: int = 0) -> list[str]:
+    table = app.list_screen.query_one(DataTable)
+    return [cell.plain for cell in table.get_row_at(n)]
+
+
+async def test_a_capture_opened_while_streaming_grows(paced, tmp_path):
+    app = ProxyApp(paced.url, str(tmp_path / "captures"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.url is not None)
+        assert isinstance(app.screen, CapturesScreen)
+        received: list[bytes] = []
+        thread = client_through(app.url, received)
+        paced.release(2)
+        await until(pilot, lambda: app.list_screen.query_one(DataTable).row_count == 1
+                    and row(app)[5] == "800")
+        method, url, protocol, state = row(app)[1], row(app)[2], row(app)[3], row(app)[6]
+        assert (method, protocol, state) == ("POST", "openai-chat", "● running")
+        assert "[REDACTED]" in url and KEY not in " ".join(row(app))
+
+        await pilot.press("enter")  # open it while it streams
+        capture = next(iter(app.captures.values()))
+        assert app.timeline is capture.timeline and not isinstance(app.screen, CapturesScreen)
+        await until(pilot, lambda: settled(app))
+        before = len(app.timeline)
+        assert app.follower.following and app.cursor == before - 1 and "LIVE" in status(app)
+        assert [r[2] for r in app.extra_help_rows()] == ["callscope.follow", "callscope.captures"]
+        paced.release(3)
+        await until(pilot, lambda: len(capture.timeline.chunks) == 5 and settled(app))
+        assert len(app.timeline) > before and app.cursor == len(app.timeline) - 1
+
+        paced.release()
+        await until(pilot, lambda: capture.timeline.closed and settled(app))
+        check_final(app, capture.timeline)
+        assert "EXECUTE" in summary(app) and "ended: clean" in status(app)
+        await pilot.press("l")  # back to the list: the capture ended, the gate executed
+        assert isinstance(app.screen, CapturesScreen)
+        await until(pilot, lambda: row(app)[6] == "clean")
+        assert row(app)[7] == "2 execute" and row(app)[5] == f"{len(DATA):,}"
+        await pilot.press("escape")
+        assert app.timeline is capture.timeline and not isinstance(app.screen, CapturesScreen)
+    thread.join(5)
+    assert b"".join(received) == DATA  # the agent got every byte, unchanged
+    saved = sorted((tmp_path / "captures").glob("*.jsonl"))
+    assert len(saved) == 1 and KEY.encode() not in saved[0].read_bytes()
+
+
+async def test_the_list_keeps_the_debugger_keys_off(paced, tmp_path):
+    app = ProxyApp(paced.url, str(tmp_path / "captures"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.url is not None)
+        await pilot.press("x", "space", "escape")  # nothing is open: nothing to cut or play
+        assert isinstance(app.screen, CapturesScreen) and not app.player.playing
+        assert app.url in app.list_screen.query_one("#captures-info").content.plain

@@ -1,0 +1,337 @@
+"""``callscope proxy`` in the debugger: the captured sessions listed live, any of them opened.
+
+The recording proxy (``net/proxy.py``) runs on its own event loop in a Textual thread worker, so
+the UI never delays a response the proxy relays. It tells a :class:`~callscope.net.proxy.
+CaptureObserver` about every capture; the observer here posts each fact to the app as a message
+(thread-safe, never blocking). Each capture is a growing
+:class:`~callscope.core.timeline.Timeline`, extended in the app's thread: the list shows its
+gate verdicts as they happen, and opening a capture that is still streaming follows it live.
+
+:class:`CapturesScreen` is the list; it sits on top of the debugger's panes, which show the
+capture opened last (escape or ``l`` comes back to the list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Any, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Static
+
+from ..core.errors import CallscopeError
+from ..core.session_model import Chunk, SessionHeader, StreamEnd
+from ..core.timeline import Timeline
+from ..core.tools import ToolSet, tools_from_request
+from ..net.proxy import RecordingProxy, make_server
+from . import safe
+from .app import CallscopeApp
+from .commands import BINDINGS
+from .follow import END_STYLES, REFRESH
+from .live import end_notice
+
+COLUMNS = ("#", "method", "url", "protocol", "status", "bytes", "state", "gate")
+LOG_LINES = 4
+"""The proxy's latest log lines shown under the list (requests that are not captures too)."""
+DEBUGGER_ACTIONS = frozenset(
+    {b.action.split("(")[0] for b in BINDINGS if isinstance(b, Binding)} - {"quit", "help"}
+    | {"toggle_follow", "captures"})
+"""The app's keys that act on the panes: off while the list is on screen."""
+
+
+# -- messages from the proxy's thread ------------------------------------------------------------
+
+class CaptureStarted(Message):
+    def __init__(self, path: str, header: SessionHeader) -> None:
+        super().__init__()
+        self.path, self.header = path, header
+
+
+class CaptureChunk(Message):
+    def __init__(self, path: str, chunk: Chunk) -> None:
+        super().__init__()
+        self.path, self.chunk = path, chunk
+
+
+class CaptureEnded(Message):
+    def __init__(self, path: str, end: StreamEnd) -> None:
+        super().__init__()
+        self.path, self.end = path, end
+
+
+class ProxyEvent(Message):
+    """The proxy listens (``url``), failed to (``error``), or logged a ``line``."""
+
+    def __init__(self, *, url: str | None = None, error: str | None = None,
+                 line: str | None = None) -> None:
+        super().__init__()
+        self.url, self.error, self.line = url, error, line
+
+
+class _Poster:
+    """The proxy's :class:`~callscope.net.proxy.CaptureObserver`: every fact becomes a message."""
+
+    def __init__(self, app: ProxyApp) -> None:
+        self.app = app
+
+    def started(self, path: str, header: SessionHeader) -> None:
+        self.app.post_message(CaptureStarted(path, header))
+
+    def chunk(self, path: str, chunk: Chunk) -> None:
+        self.app.post_message(CaptureChunk(path, chunk))
+
+    def ended(self, path: str, end: StreamEnd) -> None:
+        self.app.post_message(CaptureEnded(path, end))
+
+
+# -- the model -----------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Capture:
+    number: int
+    path: str
+    header: SessionHeader
+    """As written to disk: secrets already redacted."""
+    timeline: Timeline
+
+    @property
+    def request(self) -> dict[str, Any]:
+        return self.header.request or {}
+
+    @property
+    def label(self) -> str:
+        return f"#{self.number} {self.request.get('method', '?')} {self.request.get('url', '?')}"
+
+    def cells(self) -> tuple[Content, ...]:
+        tl, end = self.timeline, self.timeline.end
+        state = Content.styled("● running", "bold $text-success") if not tl.closed else (
+            Content.styled(end.kind if end else "ended", END_STYLES.get(end.kind if end else "", "")))
+        status = self.header.status
+        return (Content(str(self.number)), safe.content(str(self.request.get("method", "?"))),
+                safe.content(safe.short(str(self.request.get("url", "?")), 70)),
+                safe.content(tl.state.protocol if tl.state.protocol != "unknown" else (
+                    self.header.protocol or "?")),
+                Content.styled(str(status) if status is not None else "—",
+                               "$text-error" if status is None or status >= 400 else ""),
+                Content(f"{tl.total_bytes:,}"), state, gate_summary(tl))
+
+
+def gate_summary(timeline: Timeline) -> Content:
+    """What the gate made of the capture so far: its verdicts, or how many calls wait."""
+    calls = len(timeline.state.calls)
+    decisions = timeline.pipeline.decisions
+    if not decisions:
+        if calls:
+            return Content.styled(f"{calls} call{'s' * (calls != 1)} waiting", "$text-warning")
+        return Content.styled("no calls" if timeline.closed else "—", "$text-muted")
+    counts = Counter((d.action, d.reason) for d in decisions.values())
+    parts: list[safe.Part] = []
+    for (action, reason), n in sorted(counts.items(), key=lambda item: str(item[0])):
+        if parts:
+            parts.append(", ")
+        parts.append((f"{n} {action}" + (f" ({reason})" if reason else ""),
+                      "bold $text-success" if action == "execute" else "bold $text-error"))
+    return Content.assemble(*parts)
+
+
+# -- the list ------------------------------------------------------------------------------------
+
+class CapturesScreen(Screen[None]):
+    """Every capture of this proxy run, updated as they stream; enter opens one."""
+
+    BINDINGS = [Binding("escape", "app.back_to_capture", "Back to the open capture", show=True),
+                Binding("q", "app.quit", "Quit", show=True)]
+    DEFAULT_CSS = """
+    CapturesScreen { layout: vertical; }
+    CapturesScreen #captures-info { height: auto; padding: 0 1; background: $panel; }
+    CapturesScreen #captures { height: 1fr; }
+    CapturesScreen #captures-log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="captures-info")
+        yield DataTable(id="captures", cursor_type="row", zebra_stripes=True)
+        yield Static(id="captures-log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        table.focus()
+
+    def show(self, captures: list[Capture], info: Content, log: list[str]) -> None:
+        table = self.query_one(DataTable)
+        for capture in captures:
+            cells = capture.cells()
+            if capture.path not in table.rows:
+                table.add_row(*cells, key=capture.path)
+                continue
+            for name, cell in zip(COLUMNS, cells, strict=True):
+                if not safe.same(cell, table.get_cell(capture.path, name)):
+                    table.update_cell(capture.path, name, cell)
+        self.query_one("#captures-info", Static).update(info)
+        self.query_one("#captures-log", Static).update(
+            Content("\n").join([safe.content(safe.short(line, 200)) for line in log]))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            cast(ProxyApp, self.app).open_capture(event.row_key.value)
+
+
+# -- the app -------------------------------------------------------------------------------------
+
+class ProxyApp(CallscopeApp):
+    """The recording proxy with its captures list; the panes show the capture opened."""
+
+    BINDINGS = [*CallscopeApp.BINDINGS,
+                Binding("escape,l", "captures", "Captures", show=True, id="callscope.captures")]
+
+    def __init__(self, upstream: str, directory: str, *, port: int = 0,
+                 timeout: float = 600.0) -> None:
+        super().__init__([], source=directory, note="No capture open yet: l lists the captures.")
+        self.proxy = RecordingProxy(upstream, directory, timeout=timeout, observer=_Poster(self),
+                                    log=lambda line: self.post_message(ProxyEvent(line=line)))
+        self.port = port
+        self.url: str | None = None
+        self.error: str | None = None
+        self.directory = directory
+        self.captures: dict[str, Capture] = {}
+        self.log_lines: deque[str] = deque(maxlen=LOG_LINES)
+        self.list_screen = CapturesScreen()
+        self.install_screen(self.list_screen, "captures")  # kept (and its table) when popped
+        self._list_timer: Timer | None = None
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
+        self.push_screen(self.list_screen)
+        self.run_worker(self._serve, thread=True, name="proxy",  # type: ignore[arg-type]
+                        exit_on_error=False)
+        self.call_after_refresh(self._show_list)
+
+    # -- the proxy's thread ------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        """The proxy's own event loop (in a worker thread) until the app closes."""
+        with self._lock:
+            if self._stopping:
+                return
+            self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        server = make_server(self.proxy, self.port)
+        try:
+            await server.start()
+        except OSError as exc:
+            await self.proxy.aclose()
+            self.post_message(ProxyEvent(error=f"cannot listen on 127.0.0.1:{self.port}: "
+                                               f"{exc.strerror or exc}"))
+            return
+        self.post_message(ProxyEvent(url=server.url))
+        try:
+            await server.serve_forever()  # its close() ends the sessions in flight as cut
+        except asyncio.CancelledError:
+            pass
+
+    def on_unmount(self) -> None:
+        with self._lock:
+            self._stopping = True
+            loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+
+    # -- facts, in the app's thread ----------------------------------------------------------
+
+    def on_proxy_event(self, message: ProxyEvent) -> None:
+        if message.url is not None:
+            self.url = message.url
+        if message.error is not None:
+            self.error = message.error
+            self.notify(message.error, severity="error", markup=False, timeout=30)
+        if message.line is not None:
+            self.log_lines.append(message.line)
+        self._list_changed()
+
+    def on_capture_started(self, message: CaptureStarted) -> None:
+        header = message.header
+        body = (header.request or {}).get("body")
+        try:
+            tools = ToolSet(tools_from_request(body))
+        except CallscopeError:  # broken tool definitions: the gate checks without schemas
+            tools = ToolSet()
+        capture = Capture(len(self.captures) + 1, message.path, header,
+                          Timeline.live(header.protocol, tools))
+        self.captures[message.path] = capture
+        self._list_changed()
+
+    def on_capture_chunk(self, message: CaptureChunk) -> None:
+        capture = self.captures.get(message.path)
+        if capture is not None and not capture.timeline.closed:
+            capture.timeline.extend(message.chunk.t, message.chunk.data)
+            self.follower.grew(capture.timeline)
+            self._list_changed()
+
+    def on_capture_ended(self, message: CaptureEnded) -> None:
+        capture = self.captures.get(message.path)
+        if capture is not None:
+            capture.timeline.finish(message.end)
+            self.follower.grew(capture.timeline)
+            self._list_changed()
+            if self.follower.stream is capture.timeline and self.screen is not self.list_screen:
+                self.notify(end_notice(message.end), markup=False, timeout=4,
+                            severity="information" if message.end.kind == "clean" else "error")
+
+    def _list_changed(self) -> None:
+        if self._list_timer is None:
+            self._list_timer = self.set_timer(REFRESH, self._show_list)
+
+    def _show_list(self) -> None:
+        self._list_timer = None
+        if not self.is_running:  # closing: the list's widgets are going away
+            return
+        where = (f"listening on {self.url} -> {safe.short(self.proxy.upstream, 80)}"
+                 if self.url else self.error or "starting…")
+        info = Content.assemble(
+            ("callscope proxy ", "bold $text-primary"), safe.content(where),
+            ("\npoint your agent's base URL at it; streamed responses are recorded in ",
+             "$text-muted"), safe.content(safe.short(self.directory, 60)),
+            (f"\n{len(self.captures)} capture{'s' * (len(self.captures) != 1)}; enter opens one "
+             "(even while it streams), escape goes back to the open capture", "$text-muted"))
+        self.list_screen.show(list(self.captures.values()), info, list(self.log_lines))
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def open_capture(self, path: str) -> None:
+        capture = self.captures.get(path)
+        if capture is None:
+            return
+        self.note = f"{capture.label}   (l: the captures list)"
+        self.query_one("#status").set_class(True, "-note")
+        self.show_timeline(capture.timeline, capture.path)
+        if self.screen is self.list_screen:
+            self.pop_screen()
+
+    def action_captures(self) -> None:
+        if self.screen is not self.list_screen:
+            self._show_list()
+            self.push_screen(self.list_screen)
+
+    def action_back_to_capture(self) -> None:
+        if self.follower.stream is None:
+            self.notify("No capture open yet: enter opens the one under the cursor.", timeout=2)
+        elif self.screen is self.list_screen:
+            self.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.screen is self.list_screen:
+            return action not in DEBUGGER_ACTIONS
+        return True if action == "captures" else super().check_action(action, parameters)

@@ -1,0 +1,45 @@
+"""The status line: what the stream is, where the cursor is, what the player and search do."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+
+from ..core.timeline import View
+from . import safe
+
+if TYPE_CHECKING:
+    from .app import CallscopeApp
+
+
+def status_line(app: CallscopeApp, view: View) -> Content:
+    tl, live = app.timeline, app.follower.status()
+    if app.building or not len(tl):
+        size = sum(len(data) for _, data in app._build_args[0])
+        what = f"indexing {size:,} bytes…" if app.building else (
+            "waiting for the first bytes…" if not tl.closed else "empty stream: no bytes")
+        return Content.assemble(("callscope ", "bold $text-primary"), f"{what}  ",
+                                safe.content(safe.short(app.source, 60), "$text-muted"), *live)
+    frame = f"#{view.frame.index}" if view.frame is not None else "—"
+    player = app.player
+    play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"
+    parts: list[safe.Part] = [
+        ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"), *live,
+        f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
+        f"  {view.received}/{tl.total_bytes} B",
+        *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
+          if tl.cut is not None else ()),
+        "  ", (play, "bold $text-success" if player.playing else "$text-muted"),
+        ("  chunking ", "$text-muted"), str(tl.chunking),
+        f" ({max(view.chunks_seen - 1, 0)}/{len(tl.chunks) - 1})",
+    ]
+    if player.breakpoints:
+        parts += [("  break on ", "$text-muted"), ", ".join(sorted(player.breakpoints))]
+    if app.search_text:
+        parts += [("  filter " if app.filtering else "  search ", "$text-muted"),
+                  safe.content(safe.short(app.search_text, 20)), f" ({len(app.matches)})"]
+    parts += ["  ", safe.content(safe.short(app.source, 60), "$text-muted")]
+    if app.note:
+        parts += ["\n", safe.content(safe.short(app.note, 200), "italic $text-muted")]
+    return Content.assemble(*parts)
