@@ -309,3 +309,29 @@ async def test_the_list_keeps_the_debugger_keys_off(paced, tmp_path):
         await pilot.press("x", "space", "escape")  # nothing is open: nothing to cut or play
         assert isinstance(app.screen, CapturesScreen) and not app.player.playing
         assert app.url in app.list_screen.query_one("#captures-info").content.plain
+
+
+def test_the_proxy_command_runs_the_debugger_and_lists_what_it_captured(serve, tmp_path,
+                                                                         monkeypatch, capsys):
+    from callscope.net import cli
+    from textual.app import App
+
+    async def agent(pilot) -> None:  # one request through the proxy, then quit
+        app = pilot.app
+        await until(pilot, lambda: app.url is not None)
+        received: list[bytes] = []
+        await asyncio.to_thread(lambda: client_through(app.url, received).join(5))
+        await until(pilot, lambda: app.captures and all(
+            c.timeline.closed for c in app.captures.values()))
+        assert b"".join(received) == DATA
+        app.exit()
+
+    monkeypatch.setattr(ProxyApp, "run", lambda self: App.run(self, headless=True, size=SIZE,
+                                                             auto_pilot=agent))
+    directory = tmp_path / "caps"
+    assert cli.main(["proxy", "--upstream", serve, "--dir", str(directory)]) == 0
+    out = capsys.readouterr().out
+    saved = sorted(directory.glob("*.jsonl"))
+    assert len(saved) == 1 and f"{saved[0]}: #1 POST " in out
+    assert f"{len(DATA)} B, clean" in out and "1 capture(s)" in out and KEY not in out
+    assert cli.main(["proxy", "--upstream", "ftp://nowhere"]) == 2  # before any screen

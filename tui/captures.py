@@ -14,6 +14,7 @@ capture opened last (escape or ``l`` comes back to the list).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from ..core.errors import CallscopeError
+from ..core.redact import redact_url
 from ..core.session_model import Chunk, SessionHeader, StreamEnd
 from ..core.timeline import Timeline
 from ..core.tools import ToolSet, tools_from_request
@@ -38,7 +40,9 @@ from .commands import BINDINGS
 from .follow import END_STYLES, REFRESH
 from .live import end_notice
 
-COLUMNS = ("#", "method", "url", "protocol", "status", "bytes", "state", "gate")
+COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes": 9, "state": 10,
+           "gate": 24}
+"""Column names and widths (cells are measured once, when a row appears: give them room)."""
 LOG_LINES = 4
 """The proxy's latest log lines shown under the list (requests that are not captures too)."""
 DEBUGGER_ACTIONS = frozenset(
@@ -101,10 +105,17 @@ class Capture:
     header: SessionHeader
     """As written to disk: secrets already redacted."""
     timeline: Timeline
+    base: str = ""
+    """The upstream URL (redacted), left out of the URL shown: every capture shares it."""
 
     @property
     def request(self) -> dict[str, Any]:
         return self.header.request or {}
+
+    @property
+    def url(self) -> str:
+        url = str(self.request.get("url", "?"))
+        return url[len(self.base):] or "/" if self.base and url.startswith(self.base) else url
 
     @property
     def label(self) -> str:
@@ -116,7 +127,7 @@ class Capture:
             Content.styled(end.kind if end else "ended", END_STYLES.get(end.kind if end else "", "")))
         status = self.header.status
         return (Content(str(self.number)), safe.content(str(self.request.get("method", "?"))),
-                safe.content(safe.short(str(self.request.get("url", "?")), 70)),
+                safe.content(safe.short(self.url, 120)),
                 safe.content(tl.state.protocol if tl.state.protocol != "unknown" else (
                     self.header.protocol or "?")),
                 Content.styled(str(status) if status is not None else "—",
@@ -164,8 +175,8 @@ class CapturesScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
+        for name, width in COLUMNS.items():
+            table.add_column(name, width=width, key=name)
         table.focus()
 
     def show(self, captures: list[Capture], info: Content, log: list[str]) -> None:
@@ -269,7 +280,7 @@ class ProxyApp(CallscopeApp):
         except CallscopeError:  # broken tool definitions: the gate checks without schemas
             tools = ToolSet()
         capture = Capture(len(self.captures) + 1, message.path, header,
-                          Timeline.live(header.protocol, tools))
+                          Timeline.live(header.protocol, tools), redact_url(self.proxy.upstream))
         self.captures[message.path] = capture
         self._list_changed()
 
@@ -314,11 +325,14 @@ class ProxyApp(CallscopeApp):
         capture = self.captures.get(path)
         if capture is None:
             return
-        self.note = f"{capture.label}   (l: the captures list)"
+        self.note = f"capture #{capture.number} {capture.request.get('method', '?')} {capture.url}"
         self.query_one("#status").set_class(True, "-note")
-        self.show_timeline(capture.timeline, capture.path)
+        self.show_timeline(capture.timeline, os.path.basename(capture.path))
         if self.screen is self.list_screen:
             self.pop_screen()
+        end = capture.timeline.end
+        if end is not None and end.kind != "clean":  # an error body is in no pane: say it
+            self.notify(end_notice(end), markup=False, severity="error", timeout=8)
 
     def action_captures(self) -> None:
         if self.screen is not self.list_screen:

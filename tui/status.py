@@ -24,8 +24,11 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     frame = f"#{view.frame.index}" if view.frame is not None else "—"
     player = app.player
     play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"
+    # The live state goes beside the protocol; with a note, it leads the note's line instead (the
+    # first line is full), followed by the source.
+    inline = not (live and app.note)
     parts: list[safe.Part] = [
-        ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"), *live,
+        ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"), *(live if inline else ()),
         f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
         f"  {view.received}/{tl.total_bytes} B",
         *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
@@ -39,7 +42,17 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     if app.search_text:
         parts += [("  filter " if app.filtering else "  search ", "$text-muted"),
                   safe.content(safe.short(app.search_text, 20)), f" ({len(app.matches)})"]
-    parts += ["  ", safe.content(safe.short(app.source, 60), "$text-muted")]
+    source: list[safe.Part] = ["  ", safe.content(safe.short(app.source, 60), "$text-muted")]
+    if inline:
+        parts += source
     if app.note:
-        parts += ["\n", safe.content(safe.short(app.note, 200), "italic $text-muted")]
+        parts += ["\n", *(_lead(live) if not inline else ()),
+                  safe.content(safe.short(app.note, 200), "italic $text-muted"),
+                  *(source if not inline else ())]
     return Content.assemble(*parts)
+
+
+def _lead(live: list[safe.Part]) -> list[safe.Part]:
+    """The live state at the start of a line: without its leading spaces, then a gap."""
+    first = live[0]
+    return [(first[0].lstrip(), first[1]) if isinstance(first, tuple) else first, *live[1:], "  "]
