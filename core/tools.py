@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+import orjson
 from jsonschema.exceptions import SchemaError
 
-from .errors import CallscopeError
+from .errors import CallscopeError, InputError
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
@@ -95,6 +96,25 @@ class ToolSet:
             return None
         path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
         return f"{path}: {error.message}"
+
+
+def read_tools_file(path: str) -> list[Any]:
+    """The definitions in a ``--tools FILE``: a JSON list, or an object with a ``tools`` list
+    (a request body works as is). Errors name the file (and the line of a JSON error)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise InputError(path, exc.strerror or "cannot read") from None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON ({exc})", line=raw.count(b"\n", 0, exc.pos) + 1) from None
+    if isinstance(value, dict) and "tools" in value:
+        value = value["tools"]
+    if not isinstance(value, list):
+        raise InputError(path, "expected a JSON list of tool definitions")
+    return value
 
 
 def tools_from_request(body: Any) -> list[dict[str, Any]]:

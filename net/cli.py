@@ -15,12 +15,10 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import orjson
-
-from ..core.errors import CallscopeError, InputError
+from ..core.errors import CallscopeError
+from ..core.tools import read_tools_file
 from .http1 import HTTPServer
 
 if TYPE_CHECKING:
@@ -87,29 +85,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- live --------------------------------------------------------------------------------------
 
-def read_tools(path: str | None) -> list[Any]:
-    if path is None:
-        return []
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot read") from None
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(path, f"not JSON ({exc})") from None
-    if isinstance(value, dict) and "tools" in value:
-        value = value["tools"]
-    if not isinstance(value, list):
-        raise InputError(path, "expected a JSON list of tool definitions")
-    return value
-
-
 def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
     from .live import build_request, default_path
 
     request = build_request(args.provider, args.model, " ".join(args.prompt),
-                            tools=read_tools(args.tools), base_url=args.base_url,
+                            tools=read_tools_file(args.tools) if args.tools else [], base_url=args.base_url,
                             max_tokens=args.max_tokens)
     path = args.output or default_path(request.protocol)
     if args.headless:

@@ -22,7 +22,7 @@ from ..core.inert import json_safe, plain
 from ..core.limits import DEFAULT_LIMITS, Limits
 from ..core.providers import PROTOCOLS
 from ..core.replay import Chunking, TimedBytes
-from ..core.tools import ToolSet, tools_from_request
+from ..core.tools import ToolSet, read_tools_file, tools_from_request
 
 DEMO_SESSION = "demo.jsonl"
 COMMANDS = ("replay", "check", "import", "open", "serve", "live", "proxy")
@@ -63,21 +63,7 @@ class LoadedInput:
 
 
 def load_tools(path: str | None) -> list[dict[str, Any]] | None:
-    if path is None:
-        return None
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot read") from None
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(path, f"not JSON ({exc})", line=raw.count(b"\n", 0, exc.pos) + 1) from None
-    if isinstance(value, dict) and "tools" in value:
-        value = value["tools"]
-    if not isinstance(value, list):
-        raise InputError(path, "expected a JSON list of tool definitions")
-    return value
+    return None if path is None else read_tools_file(path)
 
 
 def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> ToolSet:
