@@ -51,7 +51,8 @@ from .session_reader import read_session
 __all__ = [
     "END_KINDS", "FORMAT_VERSION", "MAX_LINE_BYTES", "REDACTED", "SECRET_HEADERS",
     "SECRET_QUERY_PARAMS", "SUPPORTED_VERSIONS", "Chunk", "Session", "SessionHeader",
-    "SessionWriter", "StreamEnd", "open_input", "open_session", "redact_headers", "redact_url",
+    "SessionWriter", "StreamEnd", "open_input", "open_session", "redact_header", "redact_headers",
+    "redact_url",
     "save_session",
 ]
 
@@ -68,7 +69,7 @@ _LINE_BREAKERS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"),
 
 # -- writing ---------------------------------------------------------------------------------
 
-def _redacted(header: SessionHeader) -> SessionHeader:
+def redact_header(header: SessionHeader) -> SessionHeader:
     request = header.request
     if request is not None:
         request = dict(request)
@@ -106,7 +107,7 @@ def _payload(data: bytes) -> dict[str, str]:
 
 
 def _header_line(header: SessionHeader) -> bytes:
-    header = _redacted(header)
+    header = redact_header(header)
     obj: dict[str, Any] = {"callscope": "session", "version": FORMAT_VERSION}
     for name in HEADER_TYPES:
         value = getattr(header, name)

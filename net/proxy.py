@@ -25,7 +25,7 @@ import httpx
 import orjson
 
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd, redact_url, save_session
-from ..core.session import _redacted as redacted_header  # what the writer puts on disk
+from ..core.session import redact_header as redacted_header  # what the writer puts on disk
 from .http1 import HTTPServer, Request, Responder
 from .live import MAX_ERROR_BODY, transport_end
 from .serve import protocol_for_path
