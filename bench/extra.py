@@ -128,6 +128,8 @@ def session_file(target_bytes: int) -> tuple[Path, BenchStream | None]:
     meta = path.with_suffix(".json")
     if path.exists() and meta.exists():
         return path, None
+    for stale in path.parent.glob(f"session-{target_bytes}-*"):  # made by older sources
+        stale.unlink(missing_ok=True)
     # A session line escapes the JSON payload's quotes: the file is about 1.37x the wire bytes.
     stream = session_stream(int(target_bytes / 1.37))
     header = SessionHeader(protocol=stream.protocol, tools=stream.tools, source="constructed",
