@@ -136,16 +136,17 @@ def main(argv: list[str] | None = None) -> int:
                 failures[name] = describe_failure(failure)
                 save_failure(Path(args.save_failures), name, failure)
                 active.remove(name)
-            if deadline is None:
-                active.remove(name) if name in active else None
-            elif time.monotonic() >= deadline:
+            if deadline is None and name in active:
+                active.remove(name)  # one batch of --examples per target
+            elif deadline is not None and time.monotonic() >= deadline:
                 active = []
                 break
         round_ += 1
     elapsed = time.monotonic() - started
     stats = oracle.STATS
-    print(f"callscope fuzz: {elapsed:.0f} s, scale {args.scale}, "
-          f"{sum(s['inputs'] for s in stats.values())} inputs")
+    # "session:engine" counts the loaded session files again, as engine runs: not new inputs.
+    total = sum(s["inputs"] for k, s in stats.items() if ":" not in k)
+    print(f"callscope fuzz: {elapsed:.0f} s, scale {args.scale}, {total} inputs")
     print(stats_table(stats))
     for name, text in failures.items():
         print(f"\nFAILED {name}: {text}")
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json_out).write_text(json.dumps({
             "seconds": round(elapsed), "scale": args.scale, "seed": args.seed,
             "targets": {k: dict(v) for k, v in stats.items()},
-            "inputs": sum(s["inputs"] for s in stats.values()),
+            "inputs": total,
             "failures": failures}, indent=1) + "\n")
     return 1 if failures else 0
 
