@@ -93,7 +93,8 @@ class CallBuffer:
         start = self._length
         self._parts.append(fragment)
         self._length += len(fragment)
-        self.byte_length += len(fragment.encode("utf-8", "surrogatepass"))
+        self.byte_length += (len(fragment) if fragment.isascii()
+                             else len(fragment.encode("utf-8", "surrogatepass")))
         self.fragments.append(Fragment(frame, start, self._length, self._checker.feed(fragment)))
 
     def replace(self, frame: int | None, text: str, origin: TextOrigin) -> None:

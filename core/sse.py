@@ -116,6 +116,10 @@ class SSEDecoder:
         if self._overflowed:
             return []
         self._buf += chunk
+        if not self._first_line and b"\n" not in chunk and b"\r" not in chunk \
+                and self._buf[-len(chunk) - 1:-len(chunk)] != b"\r":
+            # No line end arrived (a read inside a long line): no block can have ended.
+            return [self._overflow()] if len(self._buf) > self._max_block else []
         frames = self._drain(final=False)
         if len(self._buf) > self._max_block:
             frames.append(self._overflow())

@@ -73,7 +73,9 @@ class ProtocolReader:
     def read(self, frame: Frame) -> list[CallEvent]:
         """Interpret one dispatched frame."""
         self._out = []
-        if frame.data.strip() == DONE_SENTINEL:
+        data = frame.data
+        # The sentinel test must not copy every payload: look at its first bytes first.
+        if "[DONE]" in data[:16] and data.strip() == DONE_SENTINEL:
             self.on_done(frame)
             return self._out
         try:
