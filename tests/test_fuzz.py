@@ -65,8 +65,8 @@ def test_random_bytes():
 
 
 def test_sse_built_from_the_protocols_vocabulary():
-    stats = run_target("grammar", 60)
-    assert stats["frames"] > 60 and stats["anomalies"] > 0
+    stats = run_target("grammar", 40)
+    assert stats["frames"] > 40 and stats["anomalies"] > 0
 
 
 def test_byte_mutations_of_every_recording_and_bundled_session():
@@ -104,8 +104,12 @@ def test_every_seed_is_in_the_corpus():
 
 def test_broken_files_through_the_real_command(tmp_path):
     """``callscope replay FILE`` as a process: exit 2, one stderr line naming the file, no
-    traceback, for every kind of broken input."""
-    files = hostile.broken_files(str(tmp_path))
+    traceback. A sample of kinds (scripts/hostile_report.py runs all of them); the in-process
+    `session` target covers the rest cheaply."""
+    sample = {"empty", "binary", "not UTF-8", "bad JSON line", "nesting 100k",
+              "invalid tool schema", "unknown protocol", "HAR not JSON"}
+    files = [f for f in hostile.broken_files(str(tmp_path)) if f[0] in sample]
+    assert len(files) == len(sample)
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda f: oracle.run_cli(f[1]), files))
     for (name, path), done in zip(files, results, strict=True):
