@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
 from typing import Any
 
 import pytest
@@ -17,80 +14,30 @@ from callscope.core.events import (
     CallOpened,
     ProviderError,
     StopReported,
-    TextAppended,
     TurnEnded,
     UsageReported,
 )
 from callscope.core.providers import reader_for
 from callscope.core.providers.anthropic import STOP_REASONS, AnthropicReader
-from callscope.core.sse import decode_all
+from readers import FIXTURE_ROOT, arguments, closed, codes, of, opened, read_all, text
+from readers import sse_frames as sse  # (event name or None, payload) pairs, as Anthropic frames them
 
-# The recordings vendored from /work/shared/fixtures (byte for byte, provenance in
-# tests/fixtures/SOURCES.md); CALLSCOPE_FIXTURES points at another copy.
-_ROOT = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
-FIXTURES = _ROOT / "anthropic"
+FIXTURES = FIXTURE_ROOT / "anthropic"
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
 def run(data: bytes) -> list[CallEvent]:
-    """Frames as the decoder cuts them; only dispatched frames reach the reader; then finish."""
-    reader = AnthropicReader()
-    events: list[CallEvent] = []
-    for frame in decode_all(data):
-        if frame.dispatch:
-            events.extend(reader.read(frame))
-    events.extend(reader.finish())
-    return events
+    return read_all(AnthropicReader(), data)
 
 
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
 
-def sse(*events: tuple[str | None, Any]) -> bytes:
-    """``(event name or None, payload)`` -> wire bytes; a str payload is sent as is."""
-    out = []
-    for name, payload in events:
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        out.append((f"event: {name}\n" if name else "") + f"data: {data}\n\n")
-    return "".join(out).encode()
-
-
 def ev(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """An event whose ``event:`` line equals its ``data.type``, as on the wire."""
     return payload["type"], payload
-
-
-def of(events: list[CallEvent], cls: type) -> list[Any]:
-    return [e for e in events if isinstance(e, cls)]
-
-
-def codes(events: list[CallEvent]) -> list[str]:
-    return [e.code for e in of(events, Anomaly)]
-
-
-def arguments(events: list[CallEvent], key: str) -> str:
-    """The argument text of one call: fragments concatenated, an ArgumentsSet replaces."""
-    text = ""
-    for e in events:
-        if isinstance(e, ArgumentsAppended) and e.key == key:
-            text += e.fragment
-        elif isinstance(e, ArgumentsSet) and e.key == key:
-            text = e.text
-    return text
-
-
-def opened(events: list[CallEvent]) -> dict[str, CallOpened]:
-    return {e.key: e for e in of(events, CallOpened)}
-
-
-def closed(events: list[CallEvent]) -> list[str]:
-    return [e.key for e in of(events, CallClosed)]
-
-
-def text(events: list[CallEvent], channel: str = "text") -> str:
-    return "".join(e.text for e in of(events, TextAppended) if e.channel == channel)
 
 
 def stop(events: list[CallEvent]) -> StopReported:

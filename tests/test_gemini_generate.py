@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 from typing import Any
 
@@ -23,19 +22,13 @@ from callscope.core.events import (
 )
 from callscope.core.providers import base, reader_for
 from callscope.core.providers.gemini_generate import GeminiGenerateReader
-from callscope.core.sse import decode_all
+from readers import FIXTURE_ROOT, codes, of, read_all
 
-FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"),
-                        "gemini-generatecontent")
+FIXTURES = FIXTURE_ROOT / "gemini-generatecontent"
 
 
 def run(data: bytes) -> list[CallEvent]:
-    reader = GeminiGenerateReader()
-    events: list[CallEvent] = []
-    for frame in decode_all(data):
-        if frame.dispatch:
-            events += reader.read(frame)
-    return events + reader.finish()
+    return read_all(GeminiGenerateReader(), data)
 
 
 def fixture(name: str) -> list[CallEvent]:
@@ -84,15 +77,6 @@ def calls(events: list[CallEvent]) -> dict[str, dict[str, Any]]:
         elif isinstance(e, CallClosed):
             out[e.key]["closed"] = e.frame
     return out
-
-
-def of(events: list[CallEvent], kind: type) -> list[Any]:
-    found: list[Any] = [e for e in events if isinstance(e, kind)]
-    return found
-
-
-def codes(events: list[CallEvent]) -> list[str]:
-    return [e.code for e in of(events, Anomaly)]
 
 
 # -- recorded streams ------------------------------------------------------------------------

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
 from typing import Any
 
 import pytest
@@ -17,32 +14,21 @@ from callscope.core.events import (
     CallOpened,
     ProviderError,
     StopReported,
-    TextAppended,
     TurnEnded,
     UsageReported,
 )
 from callscope.core.providers import reader_for
 from callscope.core.providers.gemini_interactions import STATUSES, GeminiInteractionsReader
-from callscope.core.sse import decode_all
+from readers import FIXTURE_ROOT, arguments, closed, codes, of, opened, read_all, sse_frames, text
 
-# The recordings vendored from /work/shared/fixtures (byte for byte, provenance in
-# tests/fixtures/SOURCES.md); CALLSCOPE_FIXTURES points at another copy.
-_ROOT = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
-FIXTURES = _ROOT / "gemini-interactions"
+FIXTURES = FIXTURE_ROOT / "gemini-interactions"
 DONE = b"event: done\ndata: [DONE]\n\n"
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
 def run(data: bytes) -> list[CallEvent]:
-    """Frames as the decoder cuts them; only dispatched frames reach the reader; then finish."""
-    reader = GeminiInteractionsReader()
-    events: list[CallEvent] = []
-    for frame in decode_all(data):
-        if frame.dispatch:
-            events.extend(reader.read(frame))
-    events.extend(reader.finish())
-    return events
+    return read_all(GeminiInteractionsReader(), data)
 
 
 def fixture(name: str) -> bytes:
@@ -52,44 +38,8 @@ def fixture(name: str) -> bytes:
 def sse(*payloads: dict[str, Any] | tuple[str | None, Any]) -> bytes:
     """A payload dict is sent under ``event: <its event_type>``, as on the wire; a tuple
     ``(event name or None, payload)`` sets the line explicitly (a str payload is sent as is)."""
-    out = []
-    for item in payloads:
-        name, payload = item if isinstance(item, tuple) else (item["event_type"], item)
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        out.append((f"event: {name}\n" if name else "") + f"data: {data}\n\n")
-    return "".join(out).encode()
-
-
-def of(events: list[CallEvent], cls: type) -> list[Any]:
-    return [e for e in events if isinstance(e, cls)]
-
-
-def codes(events: list[CallEvent]) -> list[str]:
-    return [e.code for e in of(events, Anomaly)]
-
-
-def arguments(events: list[CallEvent], key: str) -> str:
-    """The argument text of one call: fragments concatenated, an ArgumentsSet replaces."""
-    text = ""
-    for e in events:
-        if isinstance(e, ArgumentsAppended) and e.key == key:
-            text += e.fragment
-        elif isinstance(e, ArgumentsSet) and e.key == key:
-            text = e.text
-    return text
-
-
-def opened(events: list[CallEvent]) -> dict[str, CallOpened]:
-    """The last announcement per key (legacy calls are announced twice)."""
-    return {e.key: e for e in of(events, CallOpened)}
-
-
-def closed(events: list[CallEvent]) -> list[str]:
-    return [e.key for e in of(events, CallClosed)]
-
-
-def text(events: list[CallEvent], channel: str = "text") -> str:
-    return "".join(e.text for e in of(events, TextAppended) if e.channel == channel)
+    return sse_frames(*(item if isinstance(item, tuple) else (item["event_type"], item)
+                        for item in payloads))
 
 
 def stops(events: list[CallEvent]) -> list[tuple[str, bool, bool]]:

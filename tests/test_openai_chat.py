@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 from typing import Any
 
 import pytest
@@ -23,21 +21,14 @@ from callscope.core.events import (
 )
 from callscope.core.providers import reader_for
 from callscope.core.providers.openai_chat import OpenAIChatReader
-from callscope.core.sse import SSEDecoder, decode_all
+from readers import FIXTURE_ROOT, codes, of, read_all, text_of
 
-FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
-DIR = FIXTURES / "openai-chat"
+DIR = FIXTURE_ROOT / "openai-chat"
 DONE = b"data: [DONE]\n\n"
 
 
 def read_stream(data: bytes) -> list[CallEvent]:
-    reader = OpenAIChatReader()
-    events: list[CallEvent] = []
-    for frame in decode_all(data):
-        if frame.dispatch:
-            events.extend(reader.read(frame))
-    events.extend(reader.finish())
-    return events
+    return read_all(OpenAIChatReader(), data)
 
 
 def chunk(*calls: dict[str, Any], choice: int = 0, finish: str | None = None,
@@ -62,18 +53,6 @@ def tc(index: int | None = None, id: str | None = None, name: str | None = None,
     if function:
         fragment["function"] = function
     return fragment
-
-
-def of(events: list[CallEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def codes(events: list[CallEvent]) -> list[str]:
-    return [e.code for e in of(events, Anomaly)]
-
-
-def text_of(events: list[CallEvent], key: str) -> str:
-    return "".join(e.fragment for e in of(events, ArgumentsAppended) if e.key == key)
 
 
 def identities(events: list[CallEvent]) -> list[tuple[str, str | None, str | None]]:
@@ -160,13 +139,7 @@ def test_recorded_channels() -> None:
 
 def test_recorded_stream_does_not_depend_on_chunking() -> None:
     data = (DIR / "parallel_tool_calls_two_functions.sse").read_bytes()
-    decoder, reader = SSEDecoder(), OpenAIChatReader()
-    events: list[CallEvent] = []
-    frames = [f for i in range(0, len(data), 5) for f in decoder.feed(data[i:i + 5])]
-    for frame in frames + decoder.close():
-        if frame.dispatch:
-            events.extend(reader.read(frame))
-    assert events + reader.finish() == read_stream(data)
+    assert read_all(OpenAIChatReader(), data, step=5) == read_stream(data)
 
 
 def test_cut_recording_has_no_terminal_and_open_calls() -> None:

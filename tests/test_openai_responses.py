@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 from typing import Any
 
 import pytest
@@ -22,41 +20,19 @@ from callscope.core.events import (
 )
 from callscope.core.providers import reader_for
 from callscope.core.providers.openai_responses import OpenAIResponsesReader
-from callscope.core.sse import SSEDecoder, decode_all
+from readers import FIXTURE_ROOT, codes, of, read_all, sse_frames, text_of
 
-FIXTURES = pathlib.Path(os.environ.get("CALLSCOPE_FIXTURES", pathlib.Path(__file__).parent / "fixtures"))
-DIR = FIXTURES / "openai-responses"
+DIR = FIXTURE_ROOT / "openai-responses"
 
 
 def read_stream(data: bytes) -> list[CallEvent]:
-    reader = OpenAIResponsesReader()
-    events: list[CallEvent] = []
-    for frame in decode_all(data):
-        if frame.dispatch:
-            events.extend(reader.read(frame))
-    events.extend(reader.finish())
-    return events
+    return read_all(OpenAIResponsesReader(), data)
 
 
 def stream(*events: dict[str, Any], first_seq: int = 0) -> bytes:
     """Wire bytes for events: `event:` line = type, sequence_number counted unless given."""
-    out = []
-    for n, event in enumerate(events):
-        event = {"sequence_number": first_seq + n, **event}
-        out.append(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
-    return "".join(out).encode()
-
-
-def of(events: list[CallEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def codes(events: list[CallEvent]) -> list[str]:
-    return [e.code for e in of(events, Anomaly)]
-
-
-def text_of(events: list[CallEvent], key: str) -> str:
-    return "".join(e.fragment for e in of(events, ArgumentsAppended) if e.key == key)
+    numbered = ({"sequence_number": first_seq + n, **event} for n, event in enumerate(events))
+    return sse_frames(*((event["type"], event) for event in numbered))
 
 
 def added(item_id: str | None, idx: int, name: str = "f", call_id: str = "call_1") -> dict[str, Any]:
@@ -172,13 +148,7 @@ def test_recorded_error_then_failed() -> None:
 
 def test_recorded_stream_does_not_depend_on_chunking() -> None:
     data = (DIR / "single_function_call_gpt-5_with_reasoning.sse").read_bytes()
-    decoder, reader = SSEDecoder(), OpenAIResponsesReader()
-    events: list[CallEvent] = []
-    frames = [f for i in range(0, len(data), 7) for f in decoder.feed(data[i:i + 7])]
-    for frame in frames + decoder.close():
-        if frame.dispatch:
-            events.extend(reader.read(frame))
-    assert events + reader.finish() == read_stream(data)
+    assert read_all(OpenAIResponsesReader(), data, step=7) == read_stream(data)
 
 
 def test_cut_recording_has_no_terminal() -> None:
