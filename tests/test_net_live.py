@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import pathlib
 import socket
 
 import pytest
@@ -14,7 +13,6 @@ from callscope.core.errors import CallscopeError
 from callscope.core.importers import open_input
 from callscope.core.session import REDACTED
 from callscope.net.cli import add_commands
-from callscope.net.http1 import BackgroundServer
 from callscope.net.live import (
     MissingKey,
     build_request,
@@ -22,13 +20,8 @@ from callscope.net.live import (
     record,
     shape_tools,
 )
-from callscope.net.serve import Emulator, Faults, load, make_server
+from loopback import ANTHROPIC, CHAT, GENERATE, serving
 
-FIXTURES = pathlib.Path(__file__).parent / "fixtures"
-CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
-ANTHROPIC = FIXTURES / "anthropic" / "tool_use_text_then_tool.sse"
-GENERATE = (FIXTURES / "gemini-generatecontent"
-            / "gemini_api_complete_functionCall_one_chunk.reconstructed.sse")
 KEY = "sk-live-SECRET-4f1c9a"
 MID_CALL = ANTHROPIC.read_bytes().index(b"input_json_delta") + 40
 """A byte offset inside the tool call's argument deltas."""
@@ -38,8 +31,7 @@ WEATHER = {"name": "get_weather", "description": "weather",
 
 @pytest.fixture
 def server():
-    emulator = Emulator([load(str(p)) for p in (CHAT, ANTHROPIC, GENERATE)], Faults(delay=0))
-    with BackgroundServer(lambda: make_server(emulator)) as url:
+    with serving(CHAT, ANTHROPIC, GENERATE) as url:
         yield url
 
 

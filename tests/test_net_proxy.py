@@ -15,14 +15,8 @@ from callscope.core.session import REDACTED
 from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
 from callscope.net.proxy import RecordingProxy
 from callscope.net.proxy import make_server as make_proxy
-from callscope.net.serve import Emulator, Faults, load
-from callscope.net.serve import make_server as make_emulator
+from loopback import ANTHROPIC, CHAT, GENERATE, post, serving
 
-FIXTURES = pathlib.Path(__file__).parent / "fixtures"
-CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
-ANTHROPIC = FIXTURES / "anthropic" / "tool_use_text_then_tool.sse"
-GENERATE = (FIXTURES / "gemini-generatecontent"
-            / "gemini_api_complete_functionCall_one_chunk.reconstructed.sse")
 KEY = "sk-proxy-SECRET-77aa01"
 
 
@@ -34,16 +28,13 @@ class Chain:
         self.started: list[str] = []
         self._servers: list[BackgroundServer] = []
         if upstream_url is None:
-            emulator = Emulator([load(str(p)) for p in (CHAT, ANTHROPIC, GENERATE)],
-                                Faults(delay=0), log=self.serve_log.append)
-            upstream_url = self._start(lambda: make_emulator(emulator))
+            upstream_url = self._start(serving(CHAT, ANTHROPIC, GENERATE, log=self.serve_log))
         self.upstream = upstream_url
         proxy = RecordingProxy(upstream_url, str(self.dir), log=self.log.append,
                                on_session=self.started.append)
-        self.url = self._start(lambda: make_proxy(proxy))
+        self.url = self._start(BackgroundServer(lambda: make_proxy(proxy)))
 
-    def _start(self, factory) -> str:
-        server = BackgroundServer(factory)
+    def _start(self, server: BackgroundServer) -> str:
         self._servers.append(server)
         return server.start()
 
@@ -69,25 +60,6 @@ def chain(tmp_path):
     c.stop()
 
 
-def stream(url: str, path: str, *, fault: str | None = None, body: dict | None = None,
-           headers: dict | None = None, timeout: float = 5.0):
-    hdrs = dict(headers or {})
-    if fault:
-        hdrs["x-callscope-fault"] = fault
-    reads: list[tuple[float, bytes]] = []
-    t0 = time.monotonic()
-    with httpx.Client(timeout=timeout) as client, client.stream(
-            "POST", url + path, json=body if body is not None else {"stream": True},
-            headers=hdrs) as response:
-        try:
-            for data in response.iter_raw():
-                reads.append((time.monotonic() - t0, data))
-        except httpx.TransportError as exc:
-            exc.received = b"".join(d for _, d in reads)  # type: ignore[attr-defined]
-            raise
-    return response, b"".join(d for _, d in reads), reads
-
-
 def eventually(condition, wait: float = 3.0) -> bool:
     """Whether ``condition()`` holds within ``wait`` seconds (the proxy logs and renames a
     session just after the client received the last byte)."""
@@ -104,7 +76,7 @@ def chunks_of(path: pathlib.Path) -> bytes:
 
 
 def test_stream_passes_through_unchanged_and_becomes_a_session(chain):
-    response, data, _ = stream(chain.url, "/v1/chat/completions")
+    response, data, _ = post(chain.url, "/v1/chat/completions")
     assert response.status_code == 200 and data == CHAT.read_bytes()
     assert response.headers["x-callscope-session"] == CHAT.name  # upstream headers kept
     [path] = chain.sessions()
@@ -120,8 +92,8 @@ def test_stream_passes_through_unchanged_and_becomes_a_session(chain):
 
 
 def test_no_buffering_each_read_is_forwarded_when_it_arrives(chain):
-    _, data, reads = stream(chain.url, "/v1/chat/completions",
-                            fault="chunk=100,delay=0.25,cut=300,end=clean")
+    _, data, reads = post(chain.url, "/v1/chat/completions",
+                          fault="chunk=100,delay=0.25,cut=300,end=clean")
     assert data == CHAT.read_bytes()[:300]
     assert len(reads) == 3 and reads[-1][0] - reads[0][0] >= 0.45  # not held back till the end
     [path] = chain.sessions()
@@ -133,7 +105,7 @@ def test_no_buffering_each_read_is_forwarded_when_it_arrives(chain):
     ("reset=700", httpx.ReadError, "reset"), ("cut=700", httpx.RemoteProtocolError, "cut")])
 def test_upstream_faults_reach_the_client_and_the_session(chain, fault, error, kind):
     with pytest.raises(error) as exc:
-        stream(chain.url, "/v1/messages", fault=fault)
+        post(chain.url, "/v1/messages", fault=fault)
     assert exc.value.received == ANTHROPIC.read_bytes()[:700]
     [path] = chain.sessions()
     assert open_input(str(path)).end.kind == kind
@@ -141,7 +113,7 @@ def test_upstream_faults_reach_the_client_and_the_session(chain, fault, error, k
 
 
 def test_http_error_on_a_streaming_request_is_recorded_with_its_body(chain):
-    response, body, _ = stream(chain.url, "/v1/messages", fault="status=429")
+    response, body, _ = post(chain.url, "/v1/messages", fault="status=429")
     assert response.status_code == 429 and orjson.loads(body)["type"] == "error"
     [path] = chain.sessions()
     session = open_input(str(path))
@@ -152,7 +124,7 @@ def test_http_error_on_a_streaming_request_is_recorded_with_its_body(chain):
 def test_plain_responses_pass_through_without_a_session(chain):
     response = httpx.get(chain.url + "/")
     assert response.status_code == 200 and "openai-chat" in response.text
-    refused, _, _ = stream(chain.url, "/v1/chat/completions", body={"stream": False})
+    refused, _, _ = post(chain.url, "/v1/chat/completions", body={"stream": False})
     assert refused.status_code == 400
     assert chain.sessions(wait=0.3) == []
 
@@ -171,7 +143,7 @@ def test_client_disconnect_mid_stream_is_recorded_as_cut(chain):
 
 def test_client_giving_up_during_an_upstream_stall_ends_the_session_now(chain):
     with pytest.raises(httpx.ReadTimeout) as exc:
-        stream(chain.url, "/v1/chat/completions", fault="stall=300,hold=60", timeout=0.4)
+        post(chain.url, "/v1/chat/completions", fault="stall=300,hold=60", timeout=0.4)
     assert exc.value.received == CHAT.read_bytes()[:300]
     [path] = chain.sessions()  # long before the upstream's 60 s hold ends
     session = open_input(str(path))
@@ -185,7 +157,7 @@ def test_unreachable_upstream_answers_502_and_records_the_fact(tmp_path):
     probe.stop()  # nothing listens there any more
     chain = Chain(tmp_path, upstream_url=dead)
     try:
-        response, body, _ = stream(chain.url, "/v1/chat/completions")
+        response, body, _ = post(chain.url, "/v1/chat/completions")
         assert response.status_code == 502 and b"upstream failed" in body
         [path] = chain.sessions()
         assert open_input(str(path)).end.kind == "error"
@@ -207,9 +179,9 @@ def test_requests_are_forwarded_as_sent(tmp_path):
     upstream = BackgroundServer(lambda: HTTPServer(_echo))
     chain = Chain(tmp_path, upstream_url=upstream.start())
     try:
-        response, data, _ = stream(chain.url, "/v1/chat/completions?x=1",
-                                   headers={"authorization": "Bearer not-a-secret",
-                                            "x-custom": "kept"}, body={"stream": True, "n": 2})
+        response, data, _ = post(chain.url, "/v1/chat/completions?x=1",
+                                 headers={"authorization": "Bearer not-a-secret",
+                                          "x-custom": "kept"}, body={"stream": True, "n": 2})
     finally:
         chain.stop()
         upstream.stop()
@@ -221,11 +193,11 @@ def test_requests_are_forwarded_as_sent(tmp_path):
 
 
 def test_no_key_reaches_disk_or_the_log(chain, tmp_path):
-    stream(chain.url, "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"})
+    post(chain.url, "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"})
     with pytest.raises(httpx.ReadError):
-        stream(chain.url, "/v1/messages", headers={"x-api-key": KEY}, fault="reset=300")
-    stream(chain.url, f"/v1beta/models/m:streamGenerateContent?alt=sse&key={KEY}",
-           headers={"x-goog-api-key": KEY}, body={})
+        post(chain.url, "/v1/messages", headers={"x-api-key": KEY}, fault="reset=300")
+    post(chain.url, f"/v1beta/models/m:streamGenerateContent?alt=sse&key={KEY}",
+         headers={"x-goog-api-key": KEY}, body={})
     sessions = chain.sessions(count=3)
     assert len(sessions) == 3
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):

@@ -4,7 +4,6 @@ endings, and the official SDKs (when installed) consuming its streams. Loopback 
 from __future__ import annotations
 
 import os
-import pathlib
 import subprocess
 import sys
 import time
@@ -16,27 +15,8 @@ import pytest
 from callscope.core.engine import Engine
 from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
 from callscope.core.sse import decode_all
-from callscope.net.http1 import BackgroundServer
-from callscope.net.serve import (
-    Emulator,
-    FaultError,
-    Faults,
-    load,
-    make_server,
-    parse_faults,
-    protocol_for_path,
-)
-
-FIXTURES = pathlib.Path(__file__).parent / "fixtures"
-CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
-CHAT_TEXT = FIXTURES / "openai-chat" / "plain_text_stop.sse"
-RESPONSES = FIXTURES / "openai-responses" / "single_function_call_gpt-5_with_reasoning.sse"
-ANTHROPIC = FIXTURES / "anthropic" / "tool_use_text_then_tool.sse"
-INTERACTIONS = (FIXTURES / "gemini-interactions"
-                / "steps_schema_function_call_requires_action.reconstructed.sse")
-GENERATE = (FIXTURES / "gemini-generatecontent"
-            / "gemini_api_complete_functionCall_one_chunk.reconstructed.sse")
-FAST = Faults(delay=0)
+from callscope.net.serve import FaultError, Faults, parse_faults, protocol_for_path
+from loopback import ANTHROPIC, CHAT, CHAT_TEXT, GENERATE, INTERACTIONS, RESPONSES, post, serving
 
 ENDPOINT_CASES = [
     ("/v1/chat/completions", CHAT, {"stream": True}),
@@ -45,34 +25,6 @@ ENDPOINT_CASES = [
     ("/v1beta/interactions", INTERACTIONS, {"stream": True}),
     ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", GENERATE, {"contents": []}),
 ]
-
-
-def start(*paths: pathlib.Path | str, defaults: Faults = FAST, log: list[str] | None = None,
-          sessions: list | None = None) -> BackgroundServer:
-    loaded = sessions if sessions is not None else [load(str(p)) for p in paths]
-    emulator = Emulator(loaded, defaults, log=(log.append if log is not None else None))
-    return BackgroundServer(lambda: make_server(emulator))
-
-
-def post(url: str, path: str, *, body: dict | None = None, fault: str | None = None,
-         timeout: float = 5.0, headers: dict | None = None) -> tuple[httpx.Response, bytes, list]:
-    """POST and read the raw body; returns (response, bytes, reads). Raises transport errors
-    after attaching what was read to the exception (``exc.received``)."""
-    hdrs = dict(headers or {})
-    if fault is not None:
-        hdrs["x-callscope-fault"] = fault
-    reads: list[tuple[float, bytes]] = []
-    t0 = time.monotonic()
-    with httpx.Client(timeout=httpx.Timeout(timeout)) as client:
-        with client.stream("POST", url + path, json=body if body is not None else {"stream": True},
-                           headers=hdrs) as response:
-            try:
-                for data in response.iter_raw():
-                    reads.append((time.monotonic() - t0, data))
-            except httpx.TransportError as exc:
-                exc.received = b"".join(d for _, d in reads)  # type: ignore[attr-defined]
-                raise
-    return response, b"".join(d for _, d in reads), reads
 
 
 def engine_calls(data: bytes) -> dict[str, tuple[str | None, str]]:
@@ -86,7 +38,7 @@ def engine_calls(data: bytes) -> dict[str, tuple[str | None, str]]:
 
 @pytest.mark.parametrize(("path", "fixture", "body"), ENDPOINT_CASES)
 def test_each_endpoint_streams_the_session_of_its_protocol(path, fixture, body):
-    with start(*(case[1] for case in ENDPOINT_CASES)) as url:
+    with serving(*(case[1] for case in ENDPOINT_CASES)) as url:
         response, data, _ = post(url, path, body=body)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
@@ -104,7 +56,7 @@ def test_endpoint_table_matches_suffixes_only():
 
 
 def test_session_chosen_by_header_query_or_index_and_round_robin():
-    with start(CHAT, CHAT_TEXT) as url:
+    with serving(CHAT, CHAT_TEXT) as url:
         by_header = post(url, "/v1/chat/completions",
                          headers={"x-callscope-session": "plain_text_stop"})[1]
         by_index = post(url, "/v1/chat/completions?callscope-session=1")[1]
@@ -123,13 +75,13 @@ def test_protocol_from_the_session_header_wins_over_detection(tmp_path):
     path = tmp_path / "labelled.jsonl"
     save_session(str(path), SessionHeader(protocol="anthropic"),
                  [Chunk(0.0, CHAT_TEXT.read_bytes())], StreamEnd("clean"))
-    with start(path) as url:
+    with serving(path) as url:
         response, data, _ = post(url, "/v1/messages")
     assert response.status_code == 200 and data == CHAT_TEXT.read_bytes()
 
 
 def test_requests_that_do_not_stream_are_refused_plainly():
-    with start(CHAT, GENERATE) as url:
+    with serving(CHAT, GENERATE) as url:
         no_stream, body1, _ = post(url, "/v1/chat/completions", body={"stream": False})
         no_alt, body2, _ = post(url, "/v1beta/models/m:streamGenerateContent", body={})
         unknown, _, _ = post(url, "/v2/whatever")
@@ -141,7 +93,7 @@ def test_requests_that_do_not_stream_are_refused_plainly():
 
 
 def test_httpx_sse_reads_the_same_events_as_the_engine():
-    with start(ANTHROPIC) as url, httpx.Client() as client:
+    with serving(ANTHROPIC) as url, httpx.Client() as client:
         with httpx_sse.connect_sse(client, "POST", url + "/v1/messages",
                                    json={"stream": True}) as source:
             events = [(e.event, e.data) for e in source.iter_sse()]
@@ -150,7 +102,7 @@ def test_httpx_sse_reads_the_same_events_as_the_engine():
 
 
 def test_keep_alive_connection_serves_several_streams():
-    with start(CHAT_TEXT) as url, httpx.Client() as client:
+    with serving(CHAT_TEXT) as url, httpx.Client() as client:
         for _ in range(3):
             response = client.post(url + "/v1/chat/completions", json={"stream": True})
             assert response.content == CHAT_TEXT.read_bytes()
@@ -160,7 +112,7 @@ def test_keep_alive_connection_serves_several_streams():
 
 def test_cut_at_byte_closes_mid_body_or_ends_cleanly():
     full = CHAT.read_bytes()
-    with start(CHAT) as url:
+    with serving(CHAT) as url:
         with pytest.raises(httpx.RemoteProtocolError) as cut:
             post(url, "/v1/chat/completions", fault="cut=333")
         response, clean, _ = post(url, "/v1/chat/completions?callscope-fault=cut:333,end:clean")
@@ -171,7 +123,7 @@ def test_cut_at_byte_closes_mid_body_or_ends_cleanly():
 def test_cut_after_n_frames():
     full = RESPONSES.read_bytes()
     frames = decode_all(full)
-    with start(RESPONSES) as url:
+    with serving(RESPONSES) as url:
         _, data, _ = post(url, "/v1/responses", fault="frames=4,end=clean")
     assert data == full[:frames[3].end]
     assert len(decode_all(data)) == 4
@@ -179,7 +131,7 @@ def test_cut_after_n_frames():
 
 def test_reset_after_n_bytes_is_a_tcp_reset():
     full = CHAT.read_bytes()
-    with start(CHAT) as url:
+    with serving(CHAT) as url:
         with pytest.raises(httpx.ReadError) as reset:
             post(url, "/v1/chat/completions", fault="reset=500")
     assert "reset" in str(reset.value).lower()
@@ -188,7 +140,7 @@ def test_reset_after_n_bytes_is_a_tcp_reset():
 
 def test_stall_holds_the_connection_until_the_client_times_out():
     full = CHAT.read_bytes()
-    with start(CHAT) as url:
+    with serving(CHAT) as url:
         t0 = time.monotonic()
         with pytest.raises(httpx.ReadTimeout) as stall:
             post(url, "/v1/chat/completions", fault="stall=200,hold=30", timeout=0.4)
@@ -197,7 +149,7 @@ def test_stall_holds_the_connection_until_the_client_times_out():
 
 
 def test_http_error_status_with_provider_shaped_or_given_body():
-    with start(ANTHROPIC, CHAT) as url:
+    with serving(ANTHROPIC, CHAT) as url:
         shaped, body1, _ = post(url, "/v1/messages", fault="status=529")
         given, body2, _ = post(url, "/v1/chat/completions",
                                fault='status=429,body={"error":{"message":"slow, down"}}')
@@ -208,7 +160,7 @@ def test_http_error_status_with_provider_shaped_or_given_body():
 
 def test_chunk_size_and_delay_flush_each_chunk():
     full = CHAT.read_bytes()
-    with start(CHAT) as url:
+    with serving(CHAT) as url:
         _, data, reads = post(url, "/v1/chat/completions", fault="chunk=100,delay=0.25,cut=300,"
                               "end=clean")
     assert data == full[:300]
@@ -223,7 +175,7 @@ def test_recorded_timing_and_speed(tmp_path):
     data = CHAT_TEXT.read_bytes()
     save_session(str(path), SessionHeader(), [Chunk(0.0, data[:50]), Chunk(0.6, data[50:])],
                  StreamEnd("clean"))
-    with start(path, defaults=Faults()) as url:
+    with serving(path, defaults=Faults()) as url:
         _, recorded, slow = post(url, "/v1/chat/completions")
         _, fast_data, fast = post(url, "/v1/chat/completions", fault="speed=inf")
         _, _, faster = post(url, "/v1/chat/completions", fault="speed=4")
@@ -240,7 +192,7 @@ def test_recorded_endings_are_replayed(tmp_path):
     save_session(str(reset), SessionHeader(), [Chunk(0.0, data[:400])], StreamEnd("reset"))
     save_session(str(error), SessionHeader(protocol="openai-chat"), [],
                  StreamEnd("http_error", status=401, body=b'{"error":"bad key"}'))
-    with start(reset, error) as url:
+    with serving(reset, error) as url:
         with pytest.raises(httpx.ReadError) as exc:
             post(url, "/v1/chat/completions?callscope-session=reset")
         response, body, _ = post(url, "/v1/chat/completions?callscope-session=error")
@@ -250,7 +202,7 @@ def test_recorded_endings_are_replayed(tmp_path):
 
 def test_cli_defaults_apply_and_requests_override_them():
     full = CHAT.read_bytes()
-    with start(CHAT, defaults=Faults(delay=0, cut=100, end="clean")) as url:
+    with serving(CHAT, defaults=Faults(delay=0, cut=100, end="clean")) as url:
         _, default, _ = post(url, "/v1/chat/completions")
         _, override, _ = post(url, "/v1/chat/completions", fault="cut=250")
     assert default == full[:100]
@@ -258,7 +210,7 @@ def test_cli_defaults_apply_and_requests_override_them():
 
 
 def test_bad_fault_spec_is_a_400_not_a_crash():
-    with start(CHAT) as url:
+    with serving(CHAT) as url:
         response, body, _ = post(url, "/v1/chat/completions", fault="cut=-3")
         again, data, _ = post(url, "/v1/chat/completions")
     assert response.status_code == 400 and b"cut must be >= 0" in body
@@ -298,7 +250,7 @@ def test_serve_command_prints_its_port_and_streams():
 def test_openai_sdk_chat_completions_stream():
     openai = pytest.importorskip("openai")
     expected = engine_calls(CHAT.read_bytes())
-    with start(CHAT) as url:
+    with serving(CHAT) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
         calls: dict[int, list[str]] = {}
         names: dict[int, str] = {}
@@ -315,7 +267,7 @@ def test_openai_sdk_chat_completions_stream():
 def test_openai_sdk_responses_stream():
     openai = pytest.importorskip("openai")
     expected = engine_calls(RESPONSES.read_bytes())
-    with start(RESPONSES) as url:
+    with serving(RESPONSES) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
         final = None
         for event in client.responses.create(model="gpt-5", input="hi", stream=True):
@@ -329,7 +281,7 @@ def test_openai_sdk_responses_stream():
 def test_anthropic_sdk_messages_stream():
     anthropic = pytest.importorskip("anthropic")
     expected = engine_calls(ANTHROPIC.read_bytes())
-    with start(ANTHROPIC) as url:
+    with serving(ANTHROPIC) as url:
         client = anthropic.Anthropic(base_url=url, api_key="sk-ant-test", max_retries=0)
         with client.messages.stream(model="claude-x", max_tokens=100, messages=[]) as stream:
             message = stream.get_final_message()
@@ -339,7 +291,7 @@ def test_anthropic_sdk_messages_stream():
 
 def test_anthropic_sdk_sees_a_cut_stream_fail():
     anthropic = pytest.importorskip("anthropic")
-    with start(ANTHROPIC) as url:
+    with serving(ANTHROPIC) as url:
         client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
                                      default_headers={"x-callscope-fault": "cut=900"})
         # Depending on the SDK version the transport error is wrapped (APIError) or not.
@@ -355,7 +307,7 @@ def test_google_genai_generate_content_stream():
     from google.genai import types
 
     expected = engine_calls(GENERATE.read_bytes())
-    with start(GENERATE) as url:
+    with serving(GENERATE) as url:
         client = genai.Client(api_key="g-test", http_options=types.HttpOptions(base_url=url))
         calls = []
         for chunk in client.models.generate_content_stream(model="gemini-3-pro-preview",
@@ -371,7 +323,7 @@ def test_google_genai_interactions_stream():
     from google.genai import types
 
     expected = engine_calls(INTERACTIONS.read_bytes())
-    with start(INTERACTIONS) as url:  # this SDK posts to /v1/interactions
+    with serving(INTERACTIONS) as url:  # this SDK posts to /v1/interactions
         client = genai.Client(api_key="g-test", http_options=types.HttpOptions(base_url=url))
         names: dict[int, str] = {}
         args: dict[int, str] = {}
