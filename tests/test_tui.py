@@ -10,7 +10,7 @@ from callscope.core.replay import Chunking
 from callscope.core.tools import ToolSet
 from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
-from callscope.tui.commands import CallscopeCommands
+from callscope.tui.commands import CallscopeCommands, help_rows
 from callscope.tui.panes.buffers import BuffersPane, Lane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
@@ -325,6 +325,19 @@ async def test_keys_can_be_remapped_by_binding_id():
         assert app.cursor == app.timeline.next_step(0, "frame")
 
 
+async def test_live_only_keys_are_off_and_unlisted_for_a_recording():
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        ids = [row[2] for row in help_rows(app)]
+        assert "callscope.next-frame" in ids
+        assert "callscope.follow" not in ids and "callscope.captures" not in ids
+        titles = [hit.text async for hit in CallscopeCommands(app.screen).discover()]
+        assert "Cut here" in titles and "Follow live" not in titles and "Captures" not in titles
+        await pilot.press("end", "t", "l", "escape")  # nothing to follow, no list: nothing moves
+        assert app.cursor == len(app.timeline) - 1 and not app.follower.following
+        assert not isinstance(app.screen, HelpScreen) and len(app.screen_stack) == 1
+
+
 def hostile_stream() -> bytes:
     evil = "[bold red]x[/] \x1b[31mred \x1b]8;;http://x\x07link \u202ertl"
 
@@ -410,11 +423,13 @@ async def test_a_large_input_is_indexed_in_the_background(monkeypatch):
 
 
 async def test_chunk_boundaries_are_marked_even_inside_a_character():
-    from callscope.tui.panes.frames import char_start
+    from callscope.tui.panes.rawbytes import char_start, whole_chars
 
     data = 'data: {"a":"é"}\n\n'.encode()
     split = data.index("é".encode()) + 1  # between the two bytes of é
     assert char_start(data, split) == split - 1 and char_start(data, 3) == 3
+    assert whole_chars(data[:split]) == data[:split - 1] and whole_chars(data) == data
+    assert whole_chars("日".encode()[:2]) == b"" and whole_chars("日".encode()) == "日".encode()
     app = CallscopeApp([(0.0, data[:5]), (0.5, data[5:split]), (1.0, data[split:])], source="s")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("end")

@@ -18,11 +18,15 @@ from callscope.core.tools import ToolSet
 from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
 from callscope.net.live import STOPPED, build_request
 from callscope.net.serve import Emulator, Faults, load, make_server
+from callscope.tui import safe
+from callscope.tui.app import CallscopeApp
 from callscope.tui.captures import CapturesScreen, ProxyApp
+from callscope.tui.commands import help_rows
 from callscope.tui.live import LiveApp
 from callscope.tui.panes.buffers import Lane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
+from callscope.tui.panes.rawbytes import whole_chars
 from textual.widgets import DataTable
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -35,6 +39,7 @@ MID_CALL = DATA.index(b'"index":1') + 200
 SIZE = (120, 34)
 KEY = "sk-tui-live-SECRET-91b2"
 ENV = {"OPENAI_API_KEY": KEY}
+LIVE_IDS = {"callscope.follow", "callscope.captures"}
 
 
 class Paced:
@@ -89,10 +94,13 @@ async def until(pilot, condition, timeout: float = 8.0) -> None:
 
 
 def settled(app) -> bool:
-    """The panes show what the timeline holds now (the follower refreshed since it grew)."""
+    """The panes show what the timeline holds now (the follower refreshed since it grew), and
+    the frames' rows fit the pane (a scrollbar appeared as the stream grew: laid out again)."""
     pane = app.query_one(FramesPane)
-    return (pane.view is not None and pane.view.k == app.cursor
-            and len(pane._widths) == len(app.timeline.frames))  # every frame measured
+    return (app.follower._timer is None and pane.view is not None and pane.view.k == app.cursor
+            and len(pane._widths) == len(app.timeline.frames)  # every frame measured
+            and pane.show_vertical_scrollbar == (pane.virtual_size.height > pane.size.height)
+            and pane._layout_width == max(pane.scrollable_content_region.width, 10))
 
 
 def status(app) -> str:
@@ -105,6 +113,11 @@ def summary(app) -> str:
 
 def lanes(app) -> dict[str, str]:
     return {lane.key: lane.content.plain for lane in app.query(Lane) if lane.display}
+
+
+def live_keys(app) -> list[str]:
+    """The live-only keys listed in help now (the palette lists the same bindings)."""
+    return [row[2] for row in help_rows(app) if row[2] in LIVE_IDS]
 
 
 def check_final(app, timeline: Timeline) -> None:
@@ -160,7 +173,7 @@ async def test_the_cursor_follows_until_the_user_moves_it(paced, tmp_path):
         first = len(app.timeline)
         assert app.follower.following and app.cursor == first - 1
         assert "LIVE following" in status(app) and not app.stream.closed
-        assert [row[2] for row in app.extra_help_rows()] == ["callscope.follow"]  # help, palette
+        assert live_keys(app) == ["callscope.follow"]  # in help and the palette too
         assert "turn OPEN" in summary(app)  # nothing is decided while the stream is open
 
         await pilot.press("left")  # the user moves: the cursor stays there from now on
@@ -188,6 +201,72 @@ async def test_the_cursor_follows_until_the_user_moves_it(paced, tmp_path):
         await until(pilot, lambda: app.stream.closed and settled(app))
         check_final(app, app.stream)
         assert "ended: clean" in status(app)
+
+
+def tail_text(pane: FramesPane) -> str:
+    """The rows drawn after the last frame (the block still arriving), gutters dropped."""
+    return "".join(strip.text[2:].rstrip(" ") for strip in pane._tail_strips())
+
+
+async def test_growing_frames_are_laid_out_as_a_fresh_load_would_and_the_arriving_block_shows():
+    # Reads of odd sizes at different times (timing appears with the second read), split
+    # inside a UTF-8 character too: the rows grown read by read are the rows of one load.
+    data = DATA.replace(b"Paris", "Pärïs".encode())
+    stream = Timeline.live("openai-chat")
+    app = CallscopeApp([], source="grown", timeline=stream)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(FramesPane)
+        offset, size = 0, 1
+        while offset < len(data):
+            piece = data[offset:offset + size]
+            stream.extend(offset / 1000, piece)
+            offset, size = offset + len(piece), size * 3 % 701
+            app.follower.grew(stream)
+            await until(pilot, lambda: settled(app))
+            start = stream.frames[-1].end if stream.frames else 0
+            pending = safe.plain(whole_chars(data[start:offset]).decode())
+            assert tail_text(pane).replace("┊", "").endswith(pending)  # every byte so far
+            assert tail_text(pane).startswith(f"#{len(stream.frames)} arriving") == bool(
+                offset > start)
+            grown = (list(pane._starts), pane.virtual_size.height)
+            pane.load(stream)
+            assert (pane._starts, pane.virtual_size.height) == grown
+        stream.finish()
+        app.follower.grew(stream)
+        await until(pilot, lambda: settled(app) and not pane._tail_strips())
+        assert pane.virtual_size.height == pane._starts[-1]  # the block became the last frame
+
+
+async def test_the_follow_key_is_remappable_by_its_id():
+    stream = Timeline.live("openai-chat")
+    stream.extend(0.0, DATA[:500])
+    app = CallscopeApp([], source="s", timeline=stream, keymap={"callscope.follow": "ctrl+t"})
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.follower.following
+        await pilot.press("t")  # the old key is gone
+        assert app.follower.following
+        await pilot.press("ctrl+t")
+        assert not app.follower.following
+        assert ("^t", "Follow live", "callscope.follow") in help_rows(app)  # as the footer shows it
+
+
+async def test_growth_keeps_the_scroll_position_unless_following(paced, tmp_path):
+    app = live_app(paced.url, tmp_path / "scroll.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(FramesPane)
+        paced.release(8)
+        await until(pilot, lambda: len(app.stream.chunks) == 8 and settled(app))
+        assert pane._tail_strips() and pane.max_scroll_y > 0  # a block is arriving, off screen
+        assert pane.scroll_y == pane.max_scroll_y  # following: the newest rows are in view
+        await pilot.press("left")
+        pane.scroll_to(y=0, animate=False, immediate=True)  # the user looks at the start
+        paced.release(4)
+        await until(pilot, lambda: len(app.stream.chunks) == 12 and settled(app))
+        assert pane.scroll_y == 0 and not app.follower.following
+        await pilot.press("t")
+        paced.release(2)
+        await until(pilot, lambda: len(app.stream.chunks) == 14 and settled(app))
+        assert pane.scroll_y == pane.max_scroll_y > 0
 
 
 async def test_a_cut_of_a_live_stream_is_a_snapshot_and_undo_returns_to_it(paced, tmp_path):
@@ -281,7 +360,7 @@ async def test_a_capture_opened_while_streaming_grows(paced, tmp_path):
         await until(pilot, lambda: settled(app))
         before = len(app.timeline)
         assert app.follower.following and app.cursor == before - 1 and "LIVE" in status(app)
-        assert [r[2] for r in app.extra_help_rows()] == ["callscope.follow", "callscope.captures"]
+        assert live_keys(app) == ["callscope.follow", "callscope.captures"]
         paced.release(3)
         await until(pilot, lambda: len(capture.timeline.chunks) == 5 and settled(app))
         assert len(app.timeline) > before and app.cursor == len(app.timeline) - 1

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Footer, Static
@@ -31,7 +30,7 @@ from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
 from . import exports, safe
 from .commands import BINDINGS, CallscopeCommands, help_rows
-from .follow import FOLLOW_BINDING, ExtraCommands, Follower, GrowingFramesPane
+from .follow import Follower
 from .panes.buffers import BuffersPane, Lane
 from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
@@ -50,8 +49,8 @@ class CallscopeApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "callscope"
-    COMMANDS = App.COMMANDS | {CallscopeCommands, ExtraCommands}
-    BINDINGS = [*BINDINGS, FOLLOW_BINDING]
+    COMMANDS = App.COMMANDS | {CallscopeCommands}
+    BINDINGS = BINDINGS
 
     cursor: reactive[int] = reactive(0, init=False, always_update=True)
 
@@ -82,7 +81,7 @@ class CallscopeApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="status")
         with Horizontal(id="panes"):
-            yield GrowingFramesPane(id="frames")
+            yield FramesPane(id="frames")
             yield BuffersPane(id="buffers")
             yield DecisionsPane(id="decisions")
         yield Footer()
@@ -177,8 +176,11 @@ class CallscopeApp(App[None]):
         self.follower.toggle()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The follow key only exists for a stream that arrives (hidden from the footer otherwise).
-        return self.follower.stream is not None if action == "toggle_follow" else True
+        # The live-only keys (commands.LIVE_ONLY) are off, and hidden, where they do not apply:
+        # follow needs a stream that arrives; only the proxy (ProxyApp) has a captures list.
+        if action == "toggle_follow":
+            return self.follower.stream is not None
+        return action != "captures"
 
     def action_goto_step(self, k: int) -> None:
         self.move(k)
@@ -369,17 +371,7 @@ class CallscopeApp(App[None]):
         self.push_screen(DetailScreen(self.timeline, view.frame.index))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(help_rows(self) + self.extra_help_rows()))
-
-    def extra_help_rows(self) -> list[tuple[str, str, str]]:
-        """Rows for the keys this app adds to ``commands.BINDINGS`` (when they apply)."""
-        rows = []
-        for binding in self.BINDINGS[len(BINDINGS):]:
-            assert isinstance(binding, Binding) and binding.id is not None
-            if self.check_action(binding.action, ()):
-                keys = self._keymap.get(binding.id, binding.key)
-                rows.append((keys, binding.description, binding.id))
-        return rows
+        self.push_screen(HelpScreen(help_rows(self)))
 
     def action_export(self, what: str) -> None:
         call = self._selected_call()

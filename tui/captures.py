@@ -46,8 +46,7 @@ COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes":
 LOG_LINES = 4
 """The proxy's latest log lines shown under the list (requests that are not captures too)."""
 DEBUGGER_ACTIONS = frozenset(
-    {b.action.split("(")[0] for b in BINDINGS if isinstance(b, Binding)} - {"quit", "help"}
-    | {"toggle_follow", "captures"})
+    {b.action.split("(")[0] for b in BINDINGS if isinstance(b, Binding)} - {"quit", "help"})
 """The app's keys that act on the panes: off while the list is on screen."""
 
 
@@ -202,9 +201,6 @@ class CapturesScreen(Screen[None]):
 
 class ProxyApp(CallscopeApp):
     """The recording proxy with its captures list; the panes show the capture opened."""
-
-    BINDINGS = [*CallscopeApp.BINDINGS,
-                Binding("escape,l", "captures", "Captures", show=True, id="callscope.captures")]
 
     def __init__(self, upstream: str, directory: str, *, port: int = 0,
                  timeout: float = 600.0) -> None:

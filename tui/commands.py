@@ -1,6 +1,9 @@
 """Keys and commands: every binding (with an id, so a keymap can move it), the rows of the help
 screen, and the command palette provider: every binding, plus commands that depend on the state
-(breakpoints on/off, jump to each call present at the cursor)."""
+(breakpoints on/off, jump to each call present at the cursor).
+
+A few keys apply only to live traffic (:data:`LIVE_ONLY`): the app's ``check_action`` turns them
+off (and out of the footer) where they do not apply; help and the palette leave them out there."""
 
 from __future__ import annotations
 
@@ -71,15 +74,34 @@ BINDINGS: list[BindingType] = [
     _b("ctrl+s", "screenshot(None, '.')", "Save an SVG screenshot (cwd)", "screenshot"),
     _b("f1", "help", "Help", "help", True),
     _b("q", "quit", "Quit", "quit"),
+    # live traffic only (see LIVE_ONLY)
+    _b("t", "toggle_follow", "Follow live", "follow", True, "t"),
+    _b("escape,l", "captures", "Captures", "captures", True),
 ]
 """The app's keys; shown (show=True) in the footer, all of them in help and the palette."""
+
+LIVE_ONLY = frozenset({"toggle_follow", "captures"})
+"""Actions that exist only for live traffic (a stream to follow, the proxy's captures list)."""
+
+
+def available(app: App[Any], binding: Binding) -> bool:
+    """The key applies in this app, now (help and the palette list only those)."""
+    action = binding.action.split("(")[0]
+    return action not in LIVE_ONLY or bool(app.check_action(action, ()))
+
+
+def _bindings(app: App[Any]) -> Iterator[Binding]:
+    for binding in BINDINGS:
+        assert isinstance(binding, Binding) and binding.id is not None
+        if available(app, binding):
+            yield binding
 
 
 def help_rows(app: App[Any]) -> list[tuple[str, str, str]]:
     """(keys as the user must press them now, description, binding id), keymap applied."""
     rows = []
-    for binding in BINDINGS:
-        assert isinstance(binding, Binding) and binding.id is not None
+    for binding in _bindings(app):
+        assert binding.id is not None
         keys = app._keymap.get(binding.id, binding.key)
         shown = " ".join(app.get_key_display(Binding(k.strip(), "")) for k in keys.split(","))
         rows.append((shown, binding.description, binding.id))
@@ -92,8 +114,8 @@ class CallscopeCommands(Provider):
     def _commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         app = cast("CallscopeApp", self.app)
         keys = {row[2]: row[0] for row in help_rows(app)}
-        for binding in BINDINGS:
-            assert isinstance(binding, Binding) and binding.id is not None
+        for binding in _bindings(app):
+            assert binding.id is not None
             if binding.action in ("quit", "help"):
                 continue
             title = binding.description

@@ -1,4 +1,4 @@
-"""Following a stream that is still arriving: the growing frames pane and follow mode.
+"""Following a stream that is still arriving: follow mode and throttled refreshes.
 
 Whoever reads the network (a worker: ``tui/live.py``, ``tui/captures.py``) posts each read to the
 app as a message; the app extends the :class:`~callscope.core.timeline.Timeline` right away, in
@@ -10,12 +10,8 @@ any move of the user's stops following, ``end`` or the follow key starts it agai
 
 from __future__ import annotations
 
-from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.content import Content
 from textual.timer import Timer
 
 from ..core.session_model import StreamEnd
@@ -29,35 +25,9 @@ if TYPE_CHECKING:
 REFRESH = 0.05
 """Seconds between two refreshes of the panes while a stream grows."""
 
-FOLLOW_BINDING = Binding("t", "toggle_follow", "Follow live", show=True,
-                         id="callscope.follow", key_display="t")
-"""Not in ``commands.BINDINGS`` (which only replays): the app adds it, hidden for a finished
-recording, and lists it in help and the palette itself."""
-
 END_STYLES = {"clean": "$text-success", "http_error": "bold $text-error",
               "reset": "bold $text-error", "cut": "bold $text-error", "timeout": "bold $text-error",
               "error": "bold $text-error", "missing": "$text-warning"}
-
-
-class GrowingFramesPane(FramesPane):
-    """The raw frames pane, able to take in the frames a growing timeline added since."""
-
-    def grow(self) -> None:
-        timeline = self.timeline
-        if timeline is None:
-            return
-        # Timing shows once two chunks arrived at different times; it changes every header's
-        # width, so that (once per stream) measures everything again.
-        if not self._timed and len({c.t for c in timeline.chunks}) > 1:
-            self.load(timeline)
-            return
-        # A frame is complete before it is indexed, so the chunk boundaries inside it are known:
-        # measuring it now is final.
-        self._boundaries.extend(c.start for c in timeline.chunks[len(self._boundaries):])
-        self._widths.extend(self._measure(f) for f in timeline.frames[len(self._widths):])
-        self._layout_width = 0  # the rows changed: lay out again
-        self._relayout()
-        self.refresh()
 
 
 class Follower:
@@ -102,7 +72,7 @@ class Follower:
         if not self.shown:
             app.refresh_view()  # the status line counts what arrived meanwhile
             return
-        app.query_one(GrowingFramesPane).grow()
+        app.query_one(FramesPane).grow(follow=self.following)
         app.find_new_frames()
         last = len(app.timeline) - 1
         if self.following and not app.player.playing and last > app.cursor:
@@ -150,27 +120,3 @@ class Follower:
         detail = f" {end.status}" if end.status is not None else ""
         return [("  ended: ", "$text-muted"),
                 (end.kind + detail, END_STYLES.get(end.kind, "$text-muted"))]
-
-
-class ExtraCommands(Provider):
-    """Palette entries for the keys the app adds to ``commands.BINDINGS`` (follow, the captures
-    list), when they apply."""
-
-    def _commands(self) -> list[tuple[str, str, str]]:
-        app = cast("CallscopeApp", self.app)
-        actions = {b.id: b.action for b in app.BINDINGS if isinstance(b, Binding)}
-        return [(description, f"key: {keys}", actions[binding_id])
-                for keys, description, binding_id in app.extra_help_rows()]
-
-    async def discover(self) -> Hits:
-        for title, help_text, action in self._commands():
-            yield DiscoveryHit(Content(title), partial(self.app.run_action, action), text=title,
-                               help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for title, help_text, action in self._commands():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(self.app.run_action, action),
-                          text=title, help=help_text)

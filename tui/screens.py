@@ -15,7 +15,7 @@ from textual.widgets import Input, Static
 from ..core.engine import CallStep, DecisionStep, FrameStep, WaitStep
 from ..core.timeline import Timeline
 from . import safe
-from .panes.frames import fmt_time, line_spans
+from .panes.rawbytes import fmt_time, line_spans
 
 HELP_INTRO = (
     "callscope steps through a recorded stream: every pane shows the same instant.\n"

@@ -5,11 +5,13 @@ the pane's width, with every invisible byte made visible (CR ␍, LF ␊, BOM, c
 a network chunk boundary fell inside the frame. Only the rows on screen are rendered; a frame's
 rows are cached (LRU, as Toolong caches its lines) under a key that changes only when that frame's
 look changes, so moving the cursor re-renders a handful of frames, whatever the session's size.
+
+A live stream's timeline grows: :meth:`FramesPane.grow` takes in the frames it added, and the
+block still arriving (bytes no frame holds yet) is drawn dimmed after the last frame.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
@@ -27,31 +29,10 @@ from textual.style import Style
 from ...core.sse import Frame
 from ...core.timeline import Timeline, View
 from .. import safe
+from .rawbytes import char_start, fmt_time, line_spans, whole_chars
 
-_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?")
 GUTTER = 2
 CHUNK_MARK = "┊"
-
-
-def line_spans(raw: bytes) -> list[tuple[int, int]]:
-    """Byte spans of the frame's lines, each with its own line end."""
-    return [m.span() for m in _LINES.finditer(raw) if m.end() > m.start()]
-
-
-def char_start(raw: bytes, i: int) -> int:
-    """Move a byte index back to the start of the UTF-8 character it falls inside, if any."""
-    j = i
-    while j > 0 and i - j < 3 and 0x80 <= raw[j] < 0xC0:
-        j -= 1
-    return j if j != i and raw[j] >= 0xC0 else i
-
-
-def fmt_time(seconds: float | None, sign: str = "+") -> str:
-    if seconds is None:
-        return ""
-    if abs(seconds) < 1:
-        return f"{sign}{seconds * 1000:.1f}ms"
-    return f"{sign}{seconds:.3f}s"
 
 
 class FramesPane(ScrollView, can_focus=False):
@@ -93,6 +74,11 @@ class FramesPane(ScrollView, can_focus=False):
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
         self._boundaries: list[int] = []
         self._timed = False
+        self._tail = b""  # a growing stream's block still arriving (no frame holds it yet)
+        self._tail_start = 0  # its stream offset
+        self._tail_cache: tuple[tuple[object, ...], list[Strip]] | None = None
+        self._pin_end = False  # following a growing stream: its newest rows stay in view
+        self._followed: tuple[int | None, int] | None = None  # (frame, layout) last scrolled to
 
     # -- model ---------------------------------------------------------------------------------
 
@@ -106,7 +92,57 @@ class FramesPane(ScrollView, can_focus=False):
         self._cache.clear()
         self._only = None
         self._layout_width = 0
+        self._pin_end, self._followed = False, None
+        self._take_tail()
         self._relayout()
+
+    def grow(self, *, follow: bool = False) -> None:
+        """The timeline grew (a live stream): take in the chunks and frames it added since
+        :meth:`load` or the last :meth:`grow`, and the block still arriving.
+
+        Frames are only appended, and a frame is complete before it is indexed (its bytes, chunk
+        marks and times are final), so the rows laid out and cached stay valid: only the new
+        frames are measured and laid out, and the scroll position stays. With ``follow`` (the
+        app follows the stream), the newest rows are kept in view while the cursor is on the
+        last step."""
+        timeline = self.timeline
+        if timeline is None:
+            return
+        self._pin_end = follow
+        new_chunks = timeline.chunks[len(self._boundaries):]
+        # Timing shows once two chunks arrived at different times; it changes every header's
+        # width, so that (once per stream) measures everything again.
+        if not self._timed and any(c.t != timeline.chunks[0].t for c in new_chunks):
+            self.load(timeline)
+            self._pin_end = follow
+            return
+        self._boundaries.extend(c.start for c in new_chunks)
+        first = len(self._widths)
+        self._widths.extend(self._measure(f) for f in timeline.frames[first:])
+        self._take_tail()
+        if self._layout_width and self._only is None:  # (a filter lays out in show())
+            body = self._layout_width - GUTTER
+            counts = (self._rows(widths, body) for widths in self._widths[first:])
+            self._starts += list(accumulate(counts, initial=self._starts[-1]))[1:]
+        self._set_size()
+        self.refresh()
+
+    def _take_tail(self) -> None:
+        """Keep the bytes after the last frame of a stream still arriving (none once closed)."""
+        timeline, self._tail = self.timeline, b""
+        if timeline is None or timeline.closed:
+            return
+        start = self._tail_start = timeline.frames[-1].end if timeline.frames else 0
+        size = timeline.total_bytes - start
+        if size <= 0:
+            return
+        pieces: list[bytes] = []
+        for _, data in reversed(timeline.source):  # only the last few reads: one block's worth
+            pieces.append(data)
+            size -= len(data)
+            if size <= 0:
+                break
+        self._tail = b"".join(reversed(pieces))[max(-size, 0):]
 
     def show(self, view: View, matches: frozenset[int] | None = None,
              only: list[int] | None = None) -> None:
@@ -119,7 +155,13 @@ class FramesPane(ScrollView, can_focus=False):
             self._layout_width = 0  # the rows change: lay out again
         self._relayout()
         self.refresh()
-        self._follow()
+        # Scroll only when the cursor's frame or the rows changed: a refresh of a growing
+        # stream keeps the scroll position (unless following it).
+        if self._pin_end or self._followed != (self._frame_index(), self._layout_width):
+            self._follow()
+
+    def _frame_index(self) -> int | None:
+        return self.view.frame.index if self.view is not None and self.view.frame else None
 
     def _measure(self, frame: Frame) -> list[int]:
         """Display cells of the header, then of each raw line (markers included)."""
@@ -128,25 +170,30 @@ class FramesPane(ScrollView, can_focus=False):
         shown = safe.plain(kind)
         widths = [len(f"#{frame.index} ") + (len(shown) if shown.isascii() else cell_len(shown))
                   + 2 + len(meta)]
-        raw, spans = frame.raw, line_spans(frame.raw)
+        return widths + self._line_widths(frame.raw, frame.start)
+
+    def _line_widths(self, raw: bytes, origin: int) -> list[int]:
+        """Display cells of each raw line of the bytes at stream offset ``origin``."""
+        spans = line_spans(raw)
         if raw.isascii():  # the common case: one cell per byte (controls become one glyph)
-            widths += [end - start for start, end in spans]
+            widths = [end - start for start, end in spans]
         else:
-            widths += [cell_len(safe.plain(raw[start:end].decode("utf-8", "replace")))
-                       for start, end in spans]
-        lo = bisect_right(self._boundaries, frame.start)
-        if lo < len(self._boundaries) and self._boundaries[lo] < frame.end:  # chunk marks inside
-            for i, (start, end) in enumerate(spans, 1):
-                widths[i] += len(self._marks(frame, start, end))
+            widths = [cell_len(safe.plain(raw[start:end].decode("utf-8", "replace")))
+                      for start, end in spans]
+        lo = bisect_right(self._boundaries, origin)
+        if lo < len(self._boundaries) and self._boundaries[lo] < origin + len(raw):  # chunk marks
+            for i, (start, end) in enumerate(spans):
+                widths[i] += len(self._marks(origin, start, end))
         return widths
 
-    def _marks(self, frame: Frame, start: int, end: int) -> list[int]:
-        """Chunk boundaries inside this line, as byte indices in the frame."""
-        lo = bisect_right(self._boundaries, frame.start + start)
-        hi = bisect_left(self._boundaries, frame.start + end)
+    def _marks(self, origin: int, start: int, end: int) -> list[int]:
+        """Chunk boundaries inside this line (of the bytes at stream offset ``origin``), as byte
+        indices in those bytes."""
+        lo = bisect_right(self._boundaries, origin + start)
+        hi = bisect_left(self._boundaries, origin + end)
         if start == 0:  # a boundary at the frame's first byte is shown in the header, not the text
-            lo = bisect_right(self._boundaries, frame.start)
-        return [b - frame.start for b in self._boundaries[lo:hi]]
+            lo = bisect_right(self._boundaries, origin)
+        return [b - origin for b in self._boundaries[lo:hi]]
 
     def _shown(self) -> Sequence[int]:
         return range(len(self._widths)) if self._only is None else self._only
@@ -157,10 +204,33 @@ class FramesPane(ScrollView, can_focus=False):
             return
         self._layout_width = width
         body = width - GUTTER
-        counts = (sum(max(1, -(-w // body)) for w in self._widths[i]) for i in self._shown())
+        counts = (self._rows(self._widths[i], body) for i in self._shown())
         self._starts = [0, *accumulate(counts)]
         self._cache.clear()
-        self.virtual_size = Size(width, self._starts[-1])
+        self._followed = None  # the rows moved: find the current frame again
+        self._set_size()
+
+    @staticmethod
+    def _rows(widths: list[int], body: int) -> int:
+        """Rows of a frame whose lines are ``widths`` cells wide, folded to ``body`` cells."""
+        return sum(max(1, -(-w // body)) for w in widths)
+
+    def _set_size(self) -> None:
+        self.virtual_size = Size(self._layout_width,
+                                 self._starts[-1] + len(self._tail_strips()))
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        # The scrollbar comes (a growing stream got taller than the pane) or goes: no Resize
+        # event says so, but the width of the rows changed: lay them out again.
+        if self._layout_width:
+            self.call_later(self._scrollbar_changed)
+
+    def _scrollbar_changed(self) -> None:
+        before = self._layout_width
+        self._relayout()
+        if self._layout_width != before:
+            self.refresh()
+            self._follow()
 
     def on_resize(self, event: Resize) -> None:
         self._relayout()
@@ -181,12 +251,18 @@ class FramesPane(ScrollView, can_focus=False):
         return self._shown()[bisect_right(self._starts, row) - 1]
 
     def _follow(self) -> None:
-        """Keep the current frame's header on screen (with a filter: the nearest shown one)."""
+        """Keep the current frame's header on screen (with a filter: the nearest shown one);
+        following a growing stream at its last step, show its newest rows too (as tail -f)."""
         if self.view is None or self.view.frame is None or not self.size.height:
             return
+        self._followed = (self.view.frame.index, self._layout_width)
         row = self.row_of_frame(self.view.frame.index)
         top, height = round(self.scroll_y), self.scrollable_content_region.height
-        if not top <= row < top + height - 1:
+        if self._pin_end and self.timeline is not None and self.view.k == len(self.timeline) - 1:
+            y = max(0, min(row, self.virtual_size.height - height))
+            if y != top:
+                self.scroll_to(y=y, animate=False, immediate=True)
+        elif not top <= row < top + height - 1:
             self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
 
     def on_click(self, event: Click) -> None:
@@ -204,6 +280,9 @@ class FramesPane(ScrollView, can_focus=False):
         width = self.size.width
         index = self.frame_of_row(row)
         if index is None or self.timeline is None:
+            tail = self._tail_strips()
+            if 0 <= row - self._starts[-1] < len(tail):
+                return tail[row - self._starts[-1]].crop_extend(0, width, self.rich_style)
             return Strip.blank(width, self.rich_style)
         strips = self._frame_strips(index)
         strip = strips[row - self._starts[self._slot(index)]]
@@ -236,23 +315,50 @@ class FramesPane(ScrollView, can_focus=False):
     def _render_frame(self, index: int, role: str, partial: int | None) -> list[Strip]:
         assert self.timeline is not None
         frame = self.timeline.frames[index]
-        base = self.visual_style
         st = {name: self.get_visual_style(f"frames--{name}") for name in (
             "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar")}
-        body_width = self._layout_width - GUTTER
         # The gutter: a bar on the current frame, a diamond on search matches.
         gutter = Content.assemble(("▌" if role == "current" else " ", st["bar"]),
                                   ("◆" if index in self.matches else " ", st["match"]))
         widths = self._widths[index]
         lines = [self._header(frame, index, role, st)]
-        received = partial if role == "future" else None
-        lines += [self._line(frame, start, end, received, st) for start, end in line_spans(frame.raw)]
+        split_at = partial - frame.start if role == "future" and partial is not None else None
+        muted = st["dim"] if not frame.dispatch else None
+        lines += [self._line(frame.raw, frame.start, start, end, split_at, muted, st)
+                  for start, end in line_spans(frame.raw)]
+        return self._fold(lines, widths, gutter)
+
+    def _fold(self, lines: list[Content], widths: list[int], gutter: Content) -> list[Strip]:
+        """The rows of these lines (``widths`` cells wide), folded to the pane, gutter first."""
+        body_width = self._layout_width - GUTTER
         rows: list[Content] = []
         for line, width in zip(lines, widths, strict=True):
             folded = line.fold(body_width) if line.cell_length > body_width else [line]
             want = max(1, -(-width // body_width))
             rows += [gutter + part for part in (folded + [Content("")] * want)[:want]]
-        return [Strip(row.render_segments(base), row.cell_length) for row in rows]
+        return [Strip(row.render_segments(self.visual_style), row.cell_length) for row in rows]
+
+    def _tail_strips(self) -> list[Strip]:
+        """The rows of the block still arriving: a header and its bytes so far, all dimmed
+        (none while a filter shows only matching frames)."""
+        if not self._tail or self._only is not None or not self._layout_width:
+            return []
+        assert self.timeline is not None
+        origin, end = self._tail_start, self._tail_start + len(self._tail)
+        key = (origin, end, self._layout_width, self.app.theme)
+        if self._tail_cache is not None and self._tail_cache[0] == key:
+            return self._tail_cache[1]
+        raw = whole_chars(self._tail)
+        future, escape = (self.get_visual_style(f"frames--{n}") for n in ("future", "escape"))
+        st = {"future": future, "escape": escape, "chunk": future, "split": future}
+        header = Content.styled(f"#{len(self.timeline.frames)} arriving  {origin}–{end} "
+                                f"({len(self._tail)} B so far)", future)
+        lines = [header] + [self._line(raw, origin, start, end, None, future, st)
+                            for start, end in line_spans(raw)]
+        widths = [header.cell_length, *self._line_widths(raw, origin)]
+        strips = self._fold(lines, widths, Content("  "))
+        self._tail_cache = (key, strips)
+        return strips
 
     def _header_parts(self, frame: Frame) -> tuple[str, str]:
         """(what the frame is, where and when it arrived), as plain strings."""
@@ -285,14 +391,14 @@ class FramesPane(ScrollView, can_focus=False):
             (f"  {meta}", style),
         )
 
-    def _line(self, frame: Frame, start: int, end: int, received: int | None,
-              st: dict[str, Style]) -> Content:
-        """One raw line: decoded per run between chunk marks, escapes visible."""
-        raw = frame.raw
-        muted = not frame.dispatch or raw[start:start + 1] == b":"
-        normal = st["dim"] if muted else Style()
-        marks = set(self._marks(frame, start, end))
-        split_at = None if received is None else received - frame.start
+    def _line(self, raw: bytes, origin: int, start: int, end: int, split_at: int | None,
+              muted: Style | None, st: dict[str, Style]) -> Content:
+        """One raw line (of the bytes at stream offset ``origin``): decoded per run between chunk
+        marks, escapes visible; from byte ``split_at`` on, not received yet; ``muted``: the style
+        of the whole text (comments are always dim)."""
+        normal = muted if muted is not None else st["dim"] if raw[start:start + 1] == b":" else (
+            Style())
+        marks = set(self._marks(origin, start, end))
         cuts = sorted(marks | ({split_at} if split_at is not None and start < split_at < end else set()))
         parts: list[Content] = []
         pos = start
