@@ -74,7 +74,8 @@ def hostile_value() -> st.SearchStrategy[Any]:
                      st.integers(0, 1))
     return st.one_of(
         st.sampled_from([None, True, False, 0, 1, -1, 2, 7, 2**31, 2**63 - 1, -(2**63), 0.5, -0.0,
-                         1e308, [], {}, [[]], [None], {"": None}, {"type": None}]),
+                         1e308, [], {}, [[]], [None], {"": None}, {"type": None},
+                         {"$ref": "#/nope"}, {"$ref": "https://example.invalid/schema.json"}]),
         st.sampled_from(HOSTILE_TEXT), st.text(max_size=12), big, deep, huge_text())
 
 

@@ -44,7 +44,17 @@ from callscope.tui.cli import main as cli_main
 STATS: defaultdict[str, Counter[str]] = defaultdict(Counter)
 """target -> counts (inputs, frames, calls, executed, refused, ...), summed over every run."""
 
-CLI = [sys.executable, "-m", "callscope.tui.cli"]
+OFFLINE_MAIN = """
+import sys
+def offline(event, args):
+    if event.startswith(("socket.", "urllib.", "http.client.")):
+        raise PermissionError(event + " blocked: replaying a file must not reach the network")
+sys.addaudithook(offline)
+from callscope.tui.cli import main
+sys.exit(main())
+"""
+CLI = [sys.executable, "-c", OFFLINE_MAIN]
+"""``callscope`` as a process, with the network blocked (a fuzzed file must not reach out)."""
 ANY_OBJECT = {"type": "object"}
 ANOMALY_CODE = re.compile(r"[a-z][a-z0-9_]*\Z")
 MAX_MESSAGE = 400
@@ -59,6 +69,10 @@ KNOWN_BUGS: dict[tuple[str, str, str], str] = {
     # (exception, file, function) -> the strict-xfail test that pins an open bug
     # (tests/test_fuzz.py). While a bug is open the fuzzers count its hits and go on looking
     # for new ones. Fixed bugs are kept as regression tests.
+    # test_malformed_tool_definitions_are_a_one_line_error, test_a_schema_ref_that_does_not_...
+    ("AttributeError", "core/tools.py", "_declarations"): "untrusted_tool_definitions",
+    ("TypeError", "core/tools.py", "add"): "untrusted_tool_definitions",
+    ("_WrappedReferencingError", "core/tools.py", "schema_error"): "untrusted_tool_definitions",
 }
 KNOWN_MESSAGES: dict[str, str] = {
     # a substring of a one-line CLI error -> the strict-xfail test that pins it
@@ -103,26 +117,31 @@ def require(condition: object, message: str) -> None:
         raise Violation(message)
 
 
-# -- loading never executes anything -----------------------------------------------------------
+# -- loading only reads; replaying never reaches the network ----------------------------------------
 
-_FORBIDDEN = ("exec", "compile", "import", "subprocess.", "os.system", "os.exec", "os.posix_spawn",
-              "os.spawn", "os.fork", "pty.", "socket.", "pickle.", "marshal.", "ctypes.",
-              "webbrowser.", "os.remove", "os.unlink", "os.rename", "os.rmdir", "shutil.",
-              "urllib.", "http.client.")
+_NETWORK = ("socket.", "urllib.", "http.client.", "webbrowser.")
+_PROCESS = ("subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "pty.")
+_LOADING = ("exec", "compile", "import", "pickle.", "marshal.", "ctypes.", "os.remove",
+            "os.unlink", "os.rename", "os.rmdir", "shutil.", *_NETWORK, *_PROCESS)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+KNOWN_NETWORK = "remote_schema_ref_fetched"
+"""While test_a_remote_schema_ref_is_never_fetched is open: network attempts are counted."""
 
 
 class _Guard:
-    active = False
+    forbidden: tuple[str, ...] = ()
+    writes = False
     seen: list[str] = []
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if not _Guard.active:
+    if not _Guard.forbidden:
         return
-    if event.startswith(_FORBIDDEN):
+    if event.startswith(_Guard.forbidden):
         _Guard.seen.append(event)
-    elif event == "open":
+        if event.startswith(_NETWORK + _PROCESS):  # blocked, not just seen: fuzzing stays offline
+            raise PermissionError(f"{event} blocked by the fuzz guard")
+    elif event == "open" and _Guard.writes:
         mode, flags = args[1], args[2]
         if (isinstance(mode, str) and set(mode) & set("wax+")) or (
                 mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS):
@@ -133,15 +152,29 @@ sys.addaudithook(_audit)
 
 
 @contextmanager
-def reading_only() -> Iterator[None]:
-    """Fail if the block runs code, imports, spawns, connects or writes a file (audit hooks)."""
-    _Guard.seen = []
-    _Guard.active = True
+def _guarded(forbidden: tuple[str, ...], writes: bool, what: str,
+             stats: Counter[str] | None = None) -> Iterator[None]:
+    _Guard.seen, _Guard.forbidden, _Guard.writes = [], forbidden, writes
     try:
         yield
     finally:
-        _Guard.active = False
-    require(not _Guard.seen, f"loading a session did more than read: {_Guard.seen[:3]}")
+        _Guard.forbidden = ()
+    seen = _Guard.seen
+    if seen and stats is not None and KNOWN_NETWORK and TOLERATE_KNOWN and all(
+            e.startswith(_NETWORK) for e in seen):
+        stats[f"known:{KNOWN_NETWORK}"] += 1
+        return
+    require(not seen, f"{what} did more than it should: {seen[:3]}")
+
+
+def reading_only() -> Any:
+    """Fail if loading compiles, imports, spawns, connects, unpickles or writes a file."""
+    return _guarded(_LOADING, True, "loading a session")
+
+
+def offline(stats: Counter[str]) -> Any:
+    """Fail (and block) if replaying reaches the network or spawns a process."""
+    return _guarded(_NETWORK + _PROCESS, True, "replaying a stream", stats)
 
 
 # -- the engine and the gate -------------------------------------------------------------------
@@ -301,18 +334,21 @@ def check_stream(target: str, data: bytes, sizes: Sequence[int], protocol: str |
     stats["bytes"] += len(data)
     with known_bugs(stats):
         try:
-            tools = toolset(tools_mode, data, protocol, declared)
+            with offline(stats):
+                tools = toolset(tools_mode, data, protocol, declared)
         except CallscopeError:
             stats["tool_definition_errors"] += 1
             tools = ToolSet()
         try:
-            engine, steps = feed_all(data, sizes, protocol, tools)
+            with offline(stats):
+                engine, steps = feed_all(data, sizes, protocol, tools)
         except CallscopeError:
             stats["callscope_errors"] += 1
             return
         stats.update(check_steps(steps, engine, tools, data))
         if sizes:
-            _, whole = feed_all(data, (), protocol, tools)
+            with offline(stats):
+                _, whole = feed_all(data, (), protocol, tools)
             require(outcome(steps) == outcome(whole),
                     f"chunking {tuple(sizes)[:8]} changed the decisions or anomalies")
 
@@ -413,7 +449,7 @@ def check_cli(path: str, mode: str) -> None:
     args = ["replay", path, *(["--json"] if mode == "json" else [])]
     out, err = io.StringIO(), io.StringIO()
     with known_bugs(STATS["session"]):
-        with redirect_stdout(out), redirect_stderr(err):
+        with redirect_stdout(out), redirect_stderr(err), offline(STATS["session"]):
             rc = cli_main(args)
         check_cli_result(rc, out.getvalue(), err.getvalue(), mode, path)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -22,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from referencing.exceptions import Unresolvable
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -148,13 +150,26 @@ def test_the_oracle_catches_execution_of_text_that_fails_the_strict_parse(monkey
         oracle.check_stream("self-test", data, (), "anthropic", "demo")
 
 
+def test_the_oracle_blocks_and_catches_an_engine_that_reaches_the_network(monkeypatch):
+    data = hostile.anthropic_call("f", "{}")
+    real = oracle.feed_all
+
+    def phoning_home(*args: object) -> object:
+        socket.getaddrinfo("example.invalid", 443)  # blocked by the guard, before any lookup
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(oracle, "feed_all", phoning_home)
+    with pytest.raises(PermissionError, match="blocked by the fuzz guard"):
+        oracle.check_stream("self-test", data, (), "anthropic", "none")
+
+
 def test_the_oracle_catches_a_loader_that_runs_code(tmp_path, monkeypatch):
     path = tmp_path / "s.jsonl"
     path.write_text('{"callscope":"session","version":1}\n{"end":"clean"}\n')
     oracle.load(str(path))
     real = oracle.open_input
     monkeypatch.setattr(oracle, "open_input", lambda p: (exec("pass"), real(p))[1])
-    with pytest.raises(oracle.Violation, match="did more than read"):
+    with pytest.raises(oracle.Violation, match="did more than it should"):
         oracle.load(str(path))
 
 
@@ -304,3 +319,66 @@ def test_an_unknown_protocol_in_a_header_names_the_file(tmp_path, capsys):
     path.write_text('{"callscope":"session","version":1,"protocol":"smtp"}\n{"end":"clean"}\n')
     assert cli_main(["replay", str(path)]) == 2
     assert str(path) in capsys.readouterr().err
+
+
+def session_with_tools(tmp_path, tools: list) -> str:
+    """A session whose header declares ``tools`` and whose stream calls ``f`` with {"a": 1}."""
+    path = tmp_path / "tools.jsonl"
+    lines = [{"callscope": "session", "version": 1, "tools": tools},
+             {"t": 0, "text": hostile.anthropic_call("f", '{"a": 1}').decode()}, {"end": "clean"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+UNTRUSTED_TOOLS = (
+    "Tool definitions come from session headers and --tools files (untrusted), and ToolSet only "
+    "catches jsonschema's SchemaError: a Gemini functionDeclarations entry that is not an object "
+    "raises AttributeError in core/tools.py _declarations; a schema that is neither an object "
+    "nor a boolean (`\"parameters\": 5`) raises TypeError in jsonschema.validator_for (ToolSet.add); "
+    "a $ref that does not resolve ('#/nope', or a remote URL, which is never fetched) passes "
+    "check_schema and raises Unresolvable inside the gate (ToolSet.schema_error). `callscope "
+    "replay` dies with a traceback. Found by the long run's `session` target. Fix: ToolSet "
+    "rejects non-object entries and non-object/boolean schemas with ToolDefinitionError, and "
+    "resolves every $ref at definition time (or schema_error turns referencing errors into a "
+    "refusal `schema: unresolvable $ref`).")
+
+
+@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError), reason=UNTRUSTED_TOOLS)
+@pytest.mark.parametrize("tools", [
+    [{"functionDeclarations": [["x"]]}],
+    [{"type": "function", "function": {"name": "f", "parameters": 5}}],
+], ids=["declaration-not-an-object", "schema-an-integer"])
+def test_malformed_tool_definitions_are_a_one_line_error(tmp_path, tools):
+    assert cli_main(["replay", session_with_tools(tmp_path, tools)]) == 2
+
+
+@pytest.mark.xfail(strict=True, raises=Unresolvable, reason=UNTRUSTED_TOOLS)
+def test_a_schema_ref_that_does_not_resolve_never_crashes_the_gate(tmp_path):
+    tools = [{"name": "f", "input_schema": {"type": "object", "properties": {"a": {"$ref": "#/nope"}}}}]
+    assert cli_main(["replay", session_with_tools(tmp_path, tools)]) in (0, 2)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "core/tools.py ToolSet.add builds validators without a `registry`, so jsonschema falls back "
+    "to its deprecated automatic retrieval: replaying an untrusted session whose tool schema has "
+    "{\"$ref\": \"https://...\"} makes callscope fetch that URL with urllib when the gate "
+    "validates the call (a request to an address the file chose; found while pinning the $ref "
+    "crash). Fix: validator_for(schema)(schema, registry=referencing.Registry()) (no retrieval), "
+    "and refuse calls whose schema has an unresolvable $ref."))
+def test_a_remote_schema_ref_is_never_fetched(tmp_path, monkeypatch):
+    lookups: list[object] = []
+
+    def offline(host: object, *args: object, **kwargs: object) -> None:
+        lookups.append(host)
+        raise OSError("the tests never reach the network")
+
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    monkeypatch.setattr(socket, "create_connection", offline)
+    ref = {"$ref": "https://example.invalid/schema.json"}
+    tools = [{"name": "f", "input_schema": {"type": "object", "properties": {"a": ref}}}]
+    try:
+        cli_main(["replay", session_with_tools(tmp_path, tools)])
+    except Unresolvable:
+        pass
+    finally:
+        assert lookups == [], f"replaying a session looked up {lookups} to fetch a $ref"
