@@ -437,3 +437,36 @@ async def test_chunk_boundaries_are_marked_even_inside_a_character():
         assert 'data:┊ {"a":"┊é"}␊' in text  # the character stays whole, the mark goes before it
         # completion is the arrival of the last chunk, and the first byte's arrival is shown
         assert "chunks 0–2  t+1.000s (first byte +0.0ms)" in text
+
+
+async def test_play_stops_at_a_named_event_type():
+    app = app_for(MAX_TOKENS)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("plus", "plus", "plus", "plus", "plus", "4")
+        await pilot.pause()
+        await pilot.press(*"message_delta", "enter")
+        await pilot.pause()
+        assert app.player.event_break == "message_delta"
+        await pilot.press("space")
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if not app.player.playing:
+                break
+        frame = app.timeline.view(app.cursor).frame
+        assert frame is not None and frame.event == "message_delta"
+        assert "break on event" in screen_text(app)
+
+
+async def test_call_detail_shows_raw_text_draft_and_decision():
+    from callscope.tui.call_detail import CallDetailScreen
+
+    app = app_for(MAX_TOKENS)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "C")
+        await pilot.pause()
+        assert isinstance(app.screen, CallDetailScreen)
+        text = app.screen.query_one(Static).content.plain
+        assert "Raw argument text (as received)" in text
+        assert "DRAFT (partial parse: never what a tool receives)" in text
+        assert "REFUSE (truncated)" in text and "lenient" in text
+        assert "make_file" in text

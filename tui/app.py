@@ -29,6 +29,7 @@ from ..core.replay import Chunking, TimedBytes
 from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
 from . import exports, safe
+from .call_detail import CallDetailScreen
 from .commands import BINDINGS, CallscopeCommands, help_rows
 from .follow import Follower
 from .panes.buffers import BuffersPane, Lane
@@ -369,6 +370,18 @@ class CallscopeApp(App[None]):
             self.notify("No frame yet at this step.", timeout=2)
             return
         self.push_screen(DetailScreen(self.timeline, view.frame.index))
+
+    def action_call_detail(self) -> None:
+        call = self._selected_call()
+        if call is None:
+            self.notify("No call at this step.", timeout=2)
+            return
+        self.push_screen(CallDetailScreen(call))
+
+    def action_break_on_event(self) -> None:
+        self.push_screen(PromptScreen("break on event type", "response.completed   message_stop",
+                                      "play stops at a frame of this event type (empty: off)"),
+                         lambda text: self.player.set_event_break((text or "").strip() or None))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows(self)))

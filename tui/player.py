@@ -1,13 +1,15 @@
 """Play: move the cursor frame by frame, at the recorded pace (or a fixed one), until a breakpoint.
 
 The player only moves the app's cursor; the panes follow as they do for any key. Breakpoints are
-semantic, not positional: stop when a call is refused, when a draft first parses, on an anomaly.
+semantic, not positional: stop when a call is refused, when a draft first parses, on an anomaly,
+or at a frame of a named event type.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import orjson
 from textual.timer import Timer
 
 from ..core.timeline import Kind
@@ -33,6 +35,8 @@ class Player:
         self.playing = False
         self.speed = 1.0
         self.breakpoints: set[str] = set()
+        self.event_break: str | None = None
+        """Stop at a frame of this event type (the SSE event name, or the payload's type)."""
         self._timer: Timer | None = None
 
     def toggle(self) -> None:
@@ -67,6 +71,25 @@ class Player:
         state = "on" if name in self.breakpoints else "off"
         self.app.notify(f"Break when {BREAKPOINTS[name][1]}: {state}", timeout=2)
         self.app.refresh_view()
+
+    def set_event_break(self, name: str | None) -> None:
+        self.event_break = name
+        state = f"on {name!r}" if name else "off"
+        self.app.notify(f"Break on event type: {state}", timeout=2, markup=False)
+        self.app.refresh_view()
+
+    def _is_event_break(self, target: int) -> bool:
+        frame = self.app.timeline.view(target).frame
+        if frame is None or self.event_break is None:
+            return False
+        if frame.event == self.event_break:
+            return True
+        try:  # data-only protocols name the event inside the payload
+            payload = orjson.loads(frame.data)
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(payload, dict) and self.event_break in (
+            payload.get("type"), payload.get("event_type"), payload.get("object"))
 
     def _gap(self, k: int, target: int) -> float:
         """The recorded time between the frames at k and at target, at the chosen speed."""
@@ -103,6 +126,8 @@ class Player:
             k = app.timeline.next_step(app.cursor, kind)
             if k is not None and k <= target and (hit is None or k < hit[0]):
                 hit = (k, what)
+        if hit is None and self._is_event_break(target):
+            hit = (target, f"a {self.event_break} event")
         app.move(hit[0] if hit else target, quiet=True, stepped=True)
         if hit:
             self.pause(f"Breakpoint: {hit[1]} (step {hit[0]}).")

@@ -37,8 +37,9 @@ def status_line(app: CallscopeApp, view: View) -> Content:
         ("  chunking ", "$text-muted"), str(tl.chunking),
         f" ({max(view.chunks_seen - 1, 0)}/{len(tl.chunks) - 1})",
     ]
-    if player.breakpoints:
-        parts += [("  break on ", "$text-muted"), ", ".join(sorted(player.breakpoints))]
+    breaks = sorted(player.breakpoints) + ([f"event {player.event_break}"] if player.event_break else [])
+    if breaks:
+        parts += [("  break on ", "$text-muted"), safe.plain(", ".join(breaks))]
     if app.search_text:
         parts += [("  filter " if app.filtering else "  search ", "$text-muted"),
                   safe.content(safe.short(app.search_text, 20)), f" ({len(app.matches)})"]

@@ -1,0 +1,94 @@
+"""The detail view of one call (C): identity, raw argument text, the parsed value or a labelled
+draft, the gate's decision with the lenient contrast, and the call's anomalies."""
+
+from __future__ import annotations
+
+import jiter
+import orjson
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..core.jsonprefix import Draft
+from ..core.lanes import CallView
+from . import safe
+
+
+def _pretty(value: object) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(value)
+
+
+def _parsed(call: CallView) -> tuple[str, str]:
+    """(label, pretty text) of the arguments as they stand at this step."""
+    if call.draft is Draft.COMPLETE:
+        try:
+            return "parsed (strict)", _pretty(orjson.loads(call.text))
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        draft = jiter.from_json(call.text.encode("utf-8", "surrogatepass"), partial_mode=True)
+    except ValueError:
+        return "DRAFT: nothing salvageable", ""
+    return "DRAFT (partial parse: never what a tool receives)", _pretty(draft)
+
+
+def call_detail(call: CallView) -> Content:
+    parts: list[safe.Part] = []
+
+    def row(label: str, value: object) -> None:
+        parts.extend([(f"{label:>12} ", "$text-muted"), safe.content(str(value)), "\n"])
+
+    for label, value in (("key", call.key), ("name", call.name or "—"), ("id", call.id or "—"),
+                         ("call_id", call.call_id or "—"), ("kind", call.kind),
+                         ("text", f"{call.origin}, {call.byte_length} B, {call.fragments} fragments"),
+                         ("closed", f"at frame #{call.closed_frame}" if call.closed else "no"),
+                         ("draft", call.draft.value)):
+        row(label, value)
+    parts.append(("\nRaw argument text (as received)\n", "bold"))
+    parts.extend([safe.lines(call.text or "(empty)"), "\n"])
+    label, pretty = _parsed(call)
+    parts.append((f"\n{label}\n", "bold"))
+    parts.extend([safe.lines(pretty), "\n"])
+    decision = call.decision
+    parts.append(("\nGate\n", "bold"))
+    if decision is None:
+        parts.append(safe.content("wait: the turn is still open at this step"))
+    else:
+        verdict = decision.action.upper() + (f" ({decision.reason})" if decision.reason else "")
+        row("decision", verdict)
+        row("detail", decision.detail)
+        row("evidence", f"frame #{decision.frame}, signal {decision.signal or 'none (never came)'}")
+        if decision.action == "execute":
+            row("ran", decision.ran)
+            row("result", _pretty(decision.result) if decision.result is not None else "—")
+        if decision.lenient is not None:
+            lenient = decision.lenient
+            row("lenient", f"{lenient.action} ({lenient.how}) with {_pretty(lenient.arguments)}")
+            if lenient.dropped:
+                row("dropped", ", ".join(lenient.dropped))
+    if call.anomalies:
+        parts.append(("\n\nAnomalies\n", "bold"))
+        for anomaly in call.anomalies:
+            where = f"#{anomaly.frame}" if anomaly.frame is not None else "end"
+            parts.extend([(f"{where:>6} {anomaly.code} ", "$warning"),
+                          safe.content(anomaly.message), "\n"])
+    return Content.assemble(*parts)
+
+
+class CallDetailScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,enter,q,C", "dismiss", "Close")]
+
+    def __init__(self, call: CallView) -> None:
+        super().__init__()
+        self.call = call
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail", classes="modal-body") as body:
+            body.border_title = safe.plain(f"call {self.call.key}")
+            yield Static(call_detail(self.call))
