@@ -20,10 +20,14 @@ from typing import Any
 import jsonschema
 import orjson
 from jsonschema.exceptions import SchemaError
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 from .errors import CallscopeError, InputError
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
+
+_NO_RETRIEVAL: Registry[Any] = Registry()
 
 
 class ToolDefinitionError(CallscopeError):
@@ -45,6 +49,8 @@ def _declarations(entry: dict[str, Any]) -> Iterator[Tool]:
     for field in ("functionDeclarations", "function_declarations"):
         if isinstance(entry.get(field), list):
             for decl in entry[field]:
+                if not isinstance(decl, dict):
+                    raise ToolDefinitionError(f"not a function declaration: {str(decl)[:80]}")
                 schema = decl.get("parameters") or decl.get("parametersJsonSchema") or ANY_OBJECT
                 yield Tool(str(decl.get("name")), schema, "gemini")
             return
@@ -74,13 +80,18 @@ class ToolSet:
                 self.add(tool)
 
     def add(self, tool: Tool) -> None:
+        if not isinstance(tool.schema, dict | bool):
+            raise ToolDefinitionError(
+                f"tool {tool.name!r}: a JSON Schema is an object or a boolean, not {str(tool.schema)[:40]}")
         try:
             cls = jsonschema.validators.validator_for(tool.schema)
             cls.check_schema(tool.schema)
         except SchemaError as exc:
             raise ToolDefinitionError(f"tool {tool.name!r}: invalid JSON Schema: {exc.message}") from None
         self.tools[tool.name] = tool
-        self._validators[tool.name] = cls(tool.schema)
+        # Definitions are untrusted (session headers, --tools files): an empty registry means a
+        # $ref is resolved inside the schema or not at all; nothing is ever fetched.
+        self._validators[tool.name] = cls(tool.schema, registry=_NO_RETRIEVAL)
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -91,7 +102,10 @@ class ToolSet:
     def schema_error(self, name: str, arguments: Any) -> str | None:
         """The first JSON Schema violation as ``path: message``, or None when valid."""
         validator = self._validators[name]
-        error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+        try:
+            error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+        except Unresolvable as exc:
+            return f"$: the tool's schema has a $ref that does not resolve ({str(exc)[:120]})"
         if error is None:
             return None
         path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)

@@ -69,10 +69,6 @@ KNOWN_BUGS: dict[tuple[str, str, str], str] = {
     # (exception, file, function) -> the strict-xfail test that pins an open bug
     # (tests/test_fuzz.py). While a bug is open the fuzzers count its hits and go on looking
     # for new ones. Fixed bugs are kept as regression tests.
-    # test_malformed_tool_definitions_are_a_one_line_error, test_a_schema_ref_that_does_not_...
-    ("AttributeError", "core/tools.py", "_declarations"): "untrusted_tool_definitions",
-    ("TypeError", "core/tools.py", "add"): "untrusted_tool_definitions",
-    ("_WrappedReferencingError", "core/tools.py", "schema_error"): "untrusted_tool_definitions",
 }
 KNOWN_MESSAGES: dict[str, str] = {
     # a substring of a one-line CLI error -> the strict-xfail test that pins it

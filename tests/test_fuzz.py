@@ -330,7 +330,7 @@ def session_with_tools(tmp_path, tools: list) -> str:
     return str(path)
 
 
-UNTRUSTED_TOOLS = (
+UNTRUSTED_TOOLS = (  # fixed; kept to say what these regression tests guard
     "Tool definitions come from session headers and --tools files (untrusted), and ToolSet only "
     "catches jsonschema's SchemaError: a Gemini functionDeclarations entry that is not an object "
     "raises AttributeError in core/tools.py _declarations; a schema that is neither an object "
@@ -343,7 +343,6 @@ UNTRUSTED_TOOLS = (
     "refusal `schema: unresolvable $ref`).")
 
 
-@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError), reason=UNTRUSTED_TOOLS)
 @pytest.mark.parametrize("tools", [
     [{"functionDeclarations": [["x"]]}],
     [{"type": "function", "function": {"name": "f", "parameters": 5}}],
@@ -352,19 +351,11 @@ def test_malformed_tool_definitions_are_a_one_line_error(tmp_path, tools):
     assert cli_main(["replay", session_with_tools(tmp_path, tools)]) == 2
 
 
-@pytest.mark.xfail(strict=True, raises=Unresolvable, reason=UNTRUSTED_TOOLS)
 def test_a_schema_ref_that_does_not_resolve_never_crashes_the_gate(tmp_path):
     tools = [{"name": "f", "input_schema": {"type": "object", "properties": {"a": {"$ref": "#/nope"}}}}]
     assert cli_main(["replay", session_with_tools(tmp_path, tools)]) in (0, 2)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "core/tools.py ToolSet.add builds validators without a `registry`, so jsonschema falls back "
-    "to its deprecated automatic retrieval: replaying an untrusted session whose tool schema has "
-    "{\"$ref\": \"https://...\"} makes callscope fetch that URL with urllib when the gate "
-    "validates the call (a request to an address the file chose; found while pinning the $ref "
-    "crash). Fix: validator_for(schema)(schema, registry=referencing.Registry()) (no retrieval), "
-    "and refuse calls whose schema has an unresolvable $ref."))
 def test_a_remote_schema_ref_is_never_fetched(tmp_path, monkeypatch):
     lookups: list[object] = []
 
