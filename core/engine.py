@@ -98,9 +98,19 @@ class CallPipeline:
             return [CallStep(anomaly)]
         if not frame.dispatch or self.state.halted:
             return []
-        if self.reader is None and not self.protocol_fixed:
+        if self.reader is None and self.protocol_fixed:
+            return []  # unknown protocol (given, or detection gave up): frames only
+        if self.reader is None:
             found = detect(frame)
             if found is None:
+                if len(self._undetected) >= self.state.limits.max_undetected_frames:
+                    self.protocol_fixed = True  # stop trying: the stream is frames only
+                    self._undetected.clear()
+                    anomaly = Anomaly(frame.index, "protocol_unknown",
+                                      f"no protocol recognised in the first "
+                                      f"{self.state.limits.max_undetected_frames} frames")
+                    self.state.anomalies.append(anomaly)
+                    return [CallStep(anomaly)]
                 self._undetected.append(frame)
                 return []
             self.state.protocol = found

@@ -21,6 +21,11 @@ class Limits:
     """Calls in one turn."""
     max_argument_chars: int = 64 * MiB
     """Argument text of one call."""
+    max_undetected_frames: int = 1_000
+    """Frames held while the protocol is still unknown; past this the stream is read as
+    ``unknown`` (frames only) rather than held without bound."""
+    max_session_bytes: int = 1024 * MiB
+    """A session that ``check`` and the debugger hold in memory (``replay`` streams instead)."""
     max_argument_depth: int = 128
     """JSON nesting of one call's arguments: deeper arguments are refused as ``invalid_json``
     (they would otherwise exhaust the recursion of validators and serializers downstream)."""

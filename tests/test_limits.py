@@ -91,3 +91,31 @@ def test_cli_flag_sets_the_limit(tmp_path):
     record = json.loads(out.stdout.splitlines()[-1])
     assert record["halted"].startswith("arguments of block:0 longer than 50")
     assert record["calls"][0]["reason"] == "truncated"
+
+
+def test_detection_gives_up_after_the_frame_limit():
+    engine = Engine(limits=Limits(max_undetected_frames=10))
+    steps = engine.feed(b"data: {}\n\n" * 50) + engine.close()
+    codes = [s.event.code for s in steps if isinstance(s, CallStep) and isinstance(s.event, Anomaly)]
+    assert codes.count("protocol_unknown") == 1
+    assert engine.pipeline._undetected == [] and engine.pipeline.protocol == "unknown"
+
+
+def test_check_refuses_to_hold_a_session_past_the_size_limit(tmp_path):
+    path = tmp_path / "big.sse"
+    path.write_bytes(turn("{}") * 4)
+    out = subprocess.run([sys.executable, "-m", "callscope.tui.cli", "check", str(path),
+                          "--max-session-bytes", "100"], capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and str(path) in out.stderr and "--max-session-bytes" in out.stderr
+
+
+def test_protocol_unknown_given_on_the_command_line_replays_frames_only(tmp_path):
+    path = tmp_path / "x.sse"
+    path.write_bytes(turn("{}"))
+    out = subprocess.run([sys.executable, "-m", "callscope.tui.cli", "replay", str(path), "--json",
+                          "--protocol", "unknown"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert {r["kind"] for r in records} == {"frame", "turn"}
+    assert records[-1]["protocol"] == "unknown" and records[-1]["calls"] == []

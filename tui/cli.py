@@ -61,6 +61,18 @@ class LoadedInput:
         for chunk in self.session.chunks():
             yield chunk.t, chunk.data
 
+    def held(self, limit: int) -> list[TimedBytes]:
+        """Every chunk in memory (check and the debugger need them all), up to ``limit`` bytes."""
+        chunks, size = [], 0
+        for t, data in self.chunks():
+            size += len(data)
+            if size > limit:
+                raise InputError(self.path, f"larger than {limit} bytes, the most check and the "
+                                            f"debugger hold in memory (--max-session-bytes; "
+                                            f"replay streams any size)")
+            chunks.append((t, data))
+        return chunks
+
 
 def load_tools(path: str | None) -> list[dict[str, Any]] | None:
     return None if path is None else read_tools_file(path)
@@ -74,7 +86,9 @@ def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> T
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
-    return Limits(args.max_frame_bytes, args.max_calls, args.max_argument_chars)
+    return Limits(max_block_bytes=args.max_frame_bytes, max_calls=args.max_calls,
+                  max_argument_chars=args.max_argument_chars,
+                  max_session_bytes=args.max_session_bytes)
 
 
 def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
@@ -130,7 +144,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     failed = 0
     for path in args.inputs:
         loaded = LoadedInput(path)
-        report = check_input(path, list(loaded.chunks()), protocol=protocol_for(loaded, args.protocol),
+        report = check_input(path, loaded.held(args.max_session_bytes),
+                             protocol=protocol_for(loaded, args.protocol),
                              tools=toolset_for(loaded, override),
                              seeds=range(1, args.seeds + 1), limits=limits_from(args))
         out.write(report.verdict() + "\n")
@@ -185,7 +200,8 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
                 "or .har); more demos in " + str(sessions_dir()))
     loaded = LoadedInput(path)
     keymap = load_keymap(args.keymap)
-    CallscopeApp(list(loaded.chunks()), source=path, protocol=protocol_for(loaded, args.protocol),
+    CallscopeApp(loaded.held(args.max_session_bytes), source=path,
+                 protocol=protocol_for(loaded, args.protocol),
                  tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap).run()
     return 0
 
@@ -213,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="stop past N calls in one turn (default 10000)")
         p.add_argument("--max-argument-chars", type=_offset, default=DEFAULT_LIMITS.max_argument_chars,
                        metavar="N", help="stop past N characters of one call's arguments (default 64 Mi)")
+        p.add_argument("--max-session-bytes", type=_offset, default=DEFAULT_LIMITS.max_session_bytes,
+                       metavar="N", help="refuse to hold a session larger than N bytes in memory "
+                       "(check and the debugger; default 1 GiB)")
 
     p = sub.add_parser("replay", help="replay inputs headless (a table, or JSON lines)")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
