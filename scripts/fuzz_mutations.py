@@ -201,8 +201,27 @@ JSON_OPS = ("drop", "replace", "replace", "wrap", "reuse", "index", "huge", "dee
             "strcut", "strinject", "retype")
 
 
+MAX_WALK = 48
+"""Mutations reach this deep at most: the plan stays deterministic (a walk as deep as the
+recursion limit would fail or not depending on the caller's stack, which hypothesis calls
+flaky), and deeper values come from the `deep` mutation anyway."""
+
+
+def depth(value: Any) -> int:
+    """JSON nesting depth, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack += [(v, level + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return deepest
+
+
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     yield path
+    if len(path) >= MAX_WALK:
+        return
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _paths(v, (*path, k))

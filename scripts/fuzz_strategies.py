@@ -25,6 +25,7 @@ from fuzz_mutations import (
     apply_byte_ops,
     apply_frame_ops,
     byte_ops,
+    depth,
     dumps,
     frame_ops,
     json_values,
@@ -183,6 +184,8 @@ def file_case(draw: Callable[..., Any],
             try:
                 value = orjson.loads(lines[i])
             except orjson.JSONDecodeError:
+                continue
+            if depth(value) > 200:  # made deep by an earlier mutation: serializing it recurses
                 continue
             value, entry = mutate_json(draw, value)
             lines[i] = dumps(value).encode() + b"\n"
