@@ -10,6 +10,7 @@ tag characters used for "ASCII smuggling"). This module defines that set once; t
 from __future__ import annotations
 
 import re
+import reprlib
 
 UNSAFE = re.compile(
     "["
@@ -55,3 +56,15 @@ def json_safe(text: str) -> str:
     JSON's structure is ASCII, so unsafe characters can only sit inside strings, where the
     escape denotes the same value: the document parses to exactly what it did before."""
     return UNSAFE.sub(_json_escape, text)
+
+
+_PREVIEW = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
+_PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 2, 60, 60
+_PREVIEW.maxdict = _PREVIEW.maxlist = 4
+
+
+def preview(value: object, limit: int = 60) -> str:
+    """A bounded, depth-limited ``repr`` of an untrusted value for a one-line message: never
+    recursive past two levels (a value nested 1,000 deep must not raise while being quoted)."""
+    text = _PREVIEW.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

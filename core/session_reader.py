@@ -18,6 +18,7 @@ from typing import IO, Any
 import orjson
 
 from .errors import InputError
+from .inert import preview
 from .session_model import (
     END_KINDS,
     FORMAT_VERSION,
@@ -36,8 +37,7 @@ _NO_END = "the file has no end line: the recorder stopped before the stream ende
 
 
 def _short(value: Any) -> str:
-    text = repr(value[:61] if isinstance(value, str) else value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return preview(value)
 
 
 def _open(path: str) -> IO[bytes]:

@@ -24,6 +24,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from .errors import CallscopeError, InputError
+from .inert import preview
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
@@ -50,7 +51,7 @@ def _declarations(entry: dict[str, Any]) -> Iterator[Tool]:
         if isinstance(entry.get(field), list):
             for decl in entry[field]:
                 if not isinstance(decl, dict):
-                    raise ToolDefinitionError(f"not a function declaration: {str(decl)[:80]}")
+                    raise ToolDefinitionError(f"not a function declaration: {preview(decl, 80)}")
                 schema = decl.get("parameters") or decl.get("parametersJsonSchema") or ANY_OBJECT
                 yield Tool(str(decl.get("name")), schema, "gemini")
             return
@@ -64,7 +65,7 @@ def _declarations(entry: dict[str, Any]) -> Iterator[Tool]:
     if entry.get("type"):  # a provider-side tool with no name of its own, e.g. {"type":"web_search"}
         yield Tool(str(entry["type"]), ANY_OBJECT, "server")
         return
-    raise ToolDefinitionError(f"not a tool definition: {str(entry)[:80]}")
+    raise ToolDefinitionError(f"not a tool definition: {preview(entry, 80)}")
 
 
 class ToolSet:
@@ -75,19 +76,21 @@ class ToolSet:
         self._validators: dict[str, Any] = {}
         for entry in definitions:
             if not isinstance(entry, dict):
-                raise ToolDefinitionError(f"not a tool definition: {str(entry)[:80]}")
+                raise ToolDefinitionError(f"not a tool definition: {preview(entry, 80)}")
             for tool in _declarations(entry):
                 self.add(tool)
 
     def add(self, tool: Tool) -> None:
         if not isinstance(tool.schema, dict | bool):
-            raise ToolDefinitionError(
-                f"tool {tool.name!r}: a JSON Schema is an object or a boolean, not {str(tool.schema)[:40]}")
+            raise ToolDefinitionError(f"tool {tool.name!r}: a JSON Schema is an object or a boolean, "
+                                      f"not {preview(tool.schema, 40)}")
         try:
             cls = jsonschema.validators.validator_for(tool.schema)
             cls.check_schema(tool.schema)
         except SchemaError as exc:
             raise ToolDefinitionError(f"tool {tool.name!r}: invalid JSON Schema: {exc.message}") from None
+        except RecursionError:  # jsonschema quotes the schema in its message, level by level
+            raise ToolDefinitionError(f"tool {tool.name!r}: JSON Schema nested too deep") from None
         self.tools[tool.name] = tool
         # Definitions are untrusted (session headers, --tools files): an empty registry means a
         # $ref is resolved inside the schema or not at all; nothing is ever fetched.

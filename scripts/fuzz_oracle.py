@@ -69,10 +69,6 @@ KNOWN_BUGS: dict[tuple[str, str, str], str] = {
     # (exception, file, function) -> the strict-xfail test that pins an open bug
     # (tests/test_fuzz.py). While a bug is open the fuzzers count its hits and go on looking
     # for new ones. Fixed bugs are kept as regression tests.
-    # test_deeply_nested_values_in_a_session_file_are_a_one_line_error
-    ("RecursionError", "core/session_reader.py", "_short"): "deep_values_in_error_messages",
-    ("RecursionError", "core/tools.py", "_declarations"): "deep_values_in_error_messages",
-    ("RecursionError", "core/tools.py", "add"): "deep_values_in_error_messages",
 }
 KNOWN_MESSAGES: dict[str, str] = {
     # a substring of a one-line CLI error -> the strict-xfail test that pins it

@@ -378,15 +378,6 @@ def test_a_remote_schema_ref_is_never_fetched(tmp_path, monkeypatch):
 NESTED = "[" * 1000 + "]" * 1000
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError, reason=(
-    "Error messages quote untrusted values with repr()/str(), which recurses once per level: a "
-    "value nested 1,000 deep (orjson.loads accepts 1,024) raises RecursionError while the "
-    "message is being built, and `callscope replay` dies with a traceback instead of exit 2. "
-    "core/session_reader.py _short (the header marker, an end kind, a chunk time) and "
-    "core/tools.py (str(entry) in 'not a tool definition', and jsonschema's SchemaError message "
-    "for a deep schema in ToolSet.add). Found by the long run's `cli` target. Fix: one bounded, "
-    "depth-limited preview for untrusted values (reprlib.Repr with maxlevel=2, maxstring=60), "
-    "or refuse JSON nested past a depth limit when reading session lines and tool definitions."))
 @pytest.mark.parametrize("lines", [
     ['{"callscope":' + NESTED + ',"version":1}'],
     ['{"callscope":"session","version":1}', '{"end":' + NESTED + "}"],
