@@ -4,6 +4,7 @@ strings, deep nesting, wrong indexes, repeated ids, hostile argument text)."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -283,7 +284,9 @@ def mutate_json(draw: Callable[..., Any], root: Any) -> tuple[Any, tuple[Any, ..
         at = draw(st.integers(0, len(old)))
         new = old[:at] + draw(st.sampled_from(HOSTILE_TEXT + ('"', "}", "]", ","))) + old[at:]
     else:
-        new = draw(hostile_value())
+        # A copy: the sampled constants ({}, [[]], ...) are shared by every case, and a later
+        # mutation inside one must not change the next case's draws (hypothesis: "flaky").
+        new = copy.deepcopy(draw(hostile_value()))
     return _set(root, path, new), (kind, path, _brief(new))
 
 
