@@ -390,7 +390,7 @@ PROBES = (
           "tests/test_fuzz.py::test_deeply_nested_arguments_under_a_strict_schema_are_refused"),
     Probe("1,000,000 unknown events (each one an anomaly, all kept)",
           'run([START, *[ev("x", {})] * 1_000_000, END])', ""),
-    Probe("200,000 frames before the protocol is known (all held for detection)",
+    Probe("200,000 frames before the protocol is known (detection gives up after 1,000)",
           'run([b"data: {}\\n\\n"] * 200_000 + [START, END])', ""),
     Probe("100 MB of assistant text (2,000 deltas of 50 KB, all kept)",
           'run([START, TEXT, *[text("x" * 50_000)] * 2000, END])', ""),
