@@ -10,9 +10,14 @@ Two implementation choices matter:
 * **Never rescan.** Bytes wait in one buffer until their block ends; the line-end search
   resumes where it stopped (as h11's receive buffer does), so feeding a 1 MiB line one byte at
   a time costs linear time.
-* **Decode per line.** CR and LF are ASCII and never occur inside a UTF-8 multi-byte sequence,
-  so decoding each complete line on its own gives exactly the text of decoding the whole
+* **Decode per block.** CR and LF are ASCII and never occur inside a UTF-8 multi-byte sequence,
+  so decoding each complete block on its own gives exactly the text of decoding the whole
   stream, including characters split across chunks and U+FFFD for invalid bytes.
+* **A fast path for what providers send.** Once the stream is past its first block and the
+  buffered bytes hold no CR, a block ends exactly at the next ``\n\n``: :meth:`SSEDecoder.feed`
+  cuts every such block with ``bytes.find`` and compacts the buffer once per read. Everything
+  else (CR line ends, a BOM, the end of the stream, a block past the size limit) takes the
+  general path; both produce the same frames, which the property tests check chunking by chunking.
 
 A frame is any block of lines ended by a blank line (or by the end of the stream), including
 blocks that the browser algorithm would not dispatch: comment-only blocks, blocks without
@@ -23,7 +28,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from .errors import DecoderClosed
 from .limits import DEFAULT_LIMITS
@@ -38,11 +44,15 @@ _BOM = "\ufeff"
 _BOM_BYTES = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One block of the event stream, as received and as interpreted."""
+class Frame(NamedTuple):
+    """One block of the event stream, as received and as interpreted.
 
-    index: int
+    Immutable. A named tuple rather than a frozen dataclass because the engine makes one per SSE
+    event and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost more
+    than parsing the event's JSON.
+    """
+
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the frame number
     start: int
     """Offset of the block's first byte in the stream."""
     end: int
@@ -75,6 +85,13 @@ class Frame:
         return self.event or "message"
 
 
+class _Fields(NamedTuple):
+    event: str | None
+    data: list[str]
+    comments: tuple[str, ...]
+    retry: int | None
+
+
 class SSEDecoder:
     """Incremental event-stream decoder: ``feed(bytes) -> [Frame]``, ``close() -> [Frame]``."""
 
@@ -84,13 +101,13 @@ class SSEDecoder:
         self._buf = bytearray()  # bytes of the current, unfinished block
         self._block_start = 0  # stream offset of _buf[0]
         self._scan = 0  # index in _buf where the block-end search resumes
+        self._cr_in_buf = False  # whether _buf may hold a CR (then only the general path applies)
         self._chunk_starts: list[int] = []
         self._received = 0
         self._frames = 0
         self._closed = False
         self._first_line = True
         self._last_event_id = ""
-        self._reset_block()
 
     # -- public API -----------------------------------------------------------------------
 
@@ -115,15 +132,14 @@ class SSEDecoder:
         self._received += len(chunk)
         if self._overflowed:
             return []
-        self._buf += chunk
-        if not self._first_line and b"\n" not in chunk and b"\r" not in chunk \
-                and self._buf[-len(chunk) - 1:-len(chunk)] != b"\r":
+        buf = self._buf
+        buf += chunk
+        if self._cr_in_buf or self._first_line or b"\r" in chunk:
+            return self._feed_general(chunk)
+        if b"\n" not in chunk:
             # No line end arrived (a read inside a long line): no block can have ended.
-            return [self._overflow()] if len(self._buf) > self._max_block else []
-        frames = self._drain(final=False)
-        if len(self._buf) > self._max_block:
-            frames.append(self._overflow())
-        return frames
+            return [self._overflow()] if len(buf) > self._max_block else []
+        return self._drain_lf()
 
     def close(self) -> list[Frame]:
         """End of stream: a trailing CR ends its line; an unfinished block becomes a frame that
@@ -140,14 +156,69 @@ class SSEDecoder:
             frames.append(self._block(len(self._buf), len(self._buf), terminated=False))
         return frames
 
-    # -- internals ------------------------------------------------------------------------
+    # -- the fast path: no CR in the buffer, past the first block ----------------------------
 
-    def _reset_block(self) -> None:
-        self._lines: list[str] = []
-        self._event: str | None = None
-        self._data: list[str] = []
-        self._retry: int | None = None
-        self._comments: list[str] = []
+    def _drain_lf(self) -> list[Frame]:
+        """Cut every block that ends in the buffer, where a block ends at ``\n\n`` (or is one
+        stray ``\n``). One copy of the buffer, one ``find`` per block, one compaction per read."""
+        buf = self._buf
+        pos = buf.find(b"\n\n", self._scan)
+        if pos < 0 and buf[:1] != b"\n":
+            self._scan = max(len(buf) - 1, 0)  # a trailing LF may pair with the next read
+            return [self._overflow()] if len(buf) > self._max_block else []
+        data = bytes(buf)
+        frames: list[Frame] = []
+        first_chunk = self._chunk_of(self._block_start)
+        this_chunk = len(self._chunk_starts) - 1
+        offset, start, size = self._block_start, 0, len(data)
+        while start < size:
+            if data[start] == 0x0A:  # a stray blank line is a block of its own
+                end = start + 1
+                frames.append(self._frame(b"\n", ("",), _NO_FIELDS, offset + start, offset + end,
+                                          first_chunk, this_chunk, terminated=True))
+            else:
+                text_end = data.find(b"\n\n", start)
+                if text_end < 0 or text_end - start >= self._max_block:
+                    break
+                end = text_end + 2
+                text = data[start:text_end].decode("utf-8", "replace")
+                shape = _common_shape(text)
+                if shape is None:
+                    lines = (*text.split("\n"), "")
+                    frames.append(self._frame(data[start:end], lines, self._fields(lines),
+                                              offset + start, offset + end, first_chunk,
+                                              this_chunk, terminated=True))
+                else:
+                    lines, event, payload = shape
+                    frames.append(Frame(self._frames, offset + start, offset + end,
+                                        data[start:end], lines, first_chunk, this_chunk, event,
+                                        payload, self._last_event_id, None, (), True, True))
+                    self._frames += 1
+            first_chunk = this_chunk
+            start = end
+        del buf[:start]
+        self._block_start = offset + start
+        self._scan = max(len(buf) - 1, 0)
+        if len(buf) > self._max_block:
+            frames.append(self._overflow())
+        return frames
+
+    # -- the general path ---------------------------------------------------------------------
+
+    def _feed_general(self, chunk: bytes) -> list[Frame]:
+        buf = self._buf
+        if b"\r" in chunk:
+            self._cr_in_buf = True
+        elif b"\n" not in chunk and not self._first_line and buf[-len(chunk) - 1:-len(chunk)] != b"\r":
+            return [self._overflow()] if len(buf) > self._max_block else []
+        emitted = self._frames
+        frames = self._drain(final=False)
+        if self._frames != emitted:
+            # What is left arrived after the last block's end, all in this chunk: cheap to check.
+            self._cr_in_buf = b"\r" in buf
+        if len(buf) > self._max_block:
+            frames.append(self._overflow())
+        return frames
 
     def _drain(self, *, final: bool) -> list[Frame]:
         """Cut every complete block off the buffer: one regex search per block, resumed where
@@ -188,15 +259,12 @@ class SSEDecoder:
         if not terminated:
             # At the end of the stream only complete lines count; the rest is shown, not read.
             complete, partial = pieces[:-1], pieces[-1]
-            for line in complete:
-                self._field(line)
-            self._lines = [*complete, partial] if partial else complete
+            fields = self._fields(complete)
+            lines = (*complete, partial) if partial else tuple(complete)
         else:
-            for line in pieces:
-                if line:
-                    self._field(line)
-            self._lines = [*pieces, ""] if text_end < length and pieces != [""] else pieces
-        return self._emit(length, terminated=terminated)
+            fields = self._fields(pieces)
+            lines = (*pieces, "") if text_end < length and pieces != [""] else tuple(pieces)
+        return self._emit(length, lines, fields, terminated=terminated)
 
     def _bom_checked(self, final: bool) -> bool:
         """True once the first bytes can be told apart from a byte order mark."""
@@ -208,10 +276,10 @@ class SSEDecoder:
     def _overflow(self) -> Frame:
         """The block outgrew the limit: emit what is buffered as a non-dispatching frame and
         stop framing, so memory stays bounded whatever the stream sends."""
-        self._lines = [f"[callscope stopped framing: block larger than {self._max_block} bytes]"]
-        frame = self._emit(len(self._buf), terminated=False)
+        lines = (f"[callscope stopped framing: block larger than {self._max_block} bytes]",)
+        frame = self._emit(len(self._buf), lines, _NO_FIELDS, terminated=False)
         self._overflowed = True
-        return replace(frame, overflow=True)
+        return frame._replace(overflow=True)
 
     def _decode(self, raw: bytes | bytearray) -> str:
         text = raw.decode("utf-8", "replace")
@@ -221,59 +289,80 @@ class SSEDecoder:
                 text = text[1:]
         return text
 
-    def _field(self, line: str) -> None:
-        if line[0] == ":":
-            self._comments.append(line[1:])
-            return
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id":
-            if "\x00" not in value:
-                self._last_event_id = value
-        elif name == "retry":
-            # All ASCII digits, as the standard says. Values too long for int() (see
-            # sys.get_int_max_str_digits) are ignored: hostile input never raises.
-            if value.isascii() and value.isdigit():
-                try:
-                    self._retry = int(value)
-                except ValueError:
-                    pass
-        # Other field names are ignored, as the standard says; the raw line stays visible.
+    def _fields(self, lines: Sequence[str]) -> _Fields:
+        """Read a block's fields (the last event id persists on the decoder)."""
+        event: str | None = None
+        data: list[str] = []
+        comments: list[str] = []
+        retry: int | None = None
+        for line in lines:
+            if line.startswith("data:"):  # nearly every line: no partition needed
+                data.append(line[6:] if line.startswith(" ", 5) else line[5:])
+                continue
+            if not line:
+                continue
+            if line[0] == ":":
+                comments.append(line[1:])
+                continue
+            name, colon, value = line.partition(":")
+            if colon and value.startswith(" "):
+                value = value[1:]
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                event = value
+            elif name == "id":
+                if "\x00" not in value:
+                    self._last_event_id = value
+            elif name == "retry":
+                # All ASCII digits, as the standard says. Values too long for int() (see
+                # sys.get_int_max_str_digits) are ignored: hostile input never raises.
+                if value.isascii() and value.isdigit():
+                    try:
+                        retry = int(value)
+                    except ValueError:
+                        pass
+            # Other field names are ignored, as the standard says; the raw line stays visible.
+        return _Fields(event, data, tuple(comments), retry)
 
-    def _emit(self, length: int, *, terminated: bool) -> Frame:
-        raw = bytes(self._buf[:length])
+    def _emit(self, length: int, lines: tuple[str, ...], fields: _Fields, *,
+              terminated: bool) -> Frame:
         start = self._block_start
         end = start + length
-        frame = Frame(
-            index=self._frames,
-            start=start,
-            end=end,
-            raw=raw,
-            lines=tuple(self._lines),
-            first_chunk=self._chunk_of(start),
-            last_chunk=self._chunk_of(end - 1),
-            event=self._event,
-            data="\n".join(self._data),
-            last_event_id=self._last_event_id,
-            retry=self._retry,
-            comments=tuple(self._comments),
-            dispatch=terminated and bool(self._data),
-            terminated=terminated,
-        )
-        self._frames += 1
+        frame = self._frame(bytes(self._buf[:length]), lines, fields, start, end,
+                            self._chunk_of(start), self._chunk_of(end - 1), terminated=terminated)
         del self._buf[:length]
         self._block_start = end
         self._scan = 0
-        self._reset_block()
+        return frame
+
+    def _frame(self, raw: bytes, lines: tuple[str, ...], fields: _Fields, start: int, end: int,
+               first_chunk: int, last_chunk: int, *, terminated: bool) -> Frame:
+        data = fields.data
+        frame = Frame(self._frames, start, end, raw, lines, first_chunk, last_chunk, fields.event,
+                      data[0] if len(data) == 1 else "\n".join(data), self._last_event_id,
+                      fields.retry, fields.comments, terminated and bool(data), terminated)
+        self._frames += 1
         return frame
 
     def _chunk_of(self, offset: int) -> int:
         return max(bisect_right(self._chunk_starts, offset) - 1, 0)
+
+
+_NO_FIELDS = _Fields(None, [], (), None)
+
+
+def _common_shape(text: str) -> tuple[tuple[str, ...], str | None, str] | None:
+    """Lines, event and data of the two shapes nearly every provider frame has, ``data: X`` and
+    ``event: E`` + ``data: X`` (no comment, id or retry), read without the general field loop;
+    None for anything else."""
+    nl = text.find("\n")
+    if nl < 0:
+        return ((text, ""), None, text[6:]) if text.startswith("data: ") else None
+    if (text.startswith("event: ") and text.startswith("data: ", nl + 1)
+            and text.find("\n", nl + 1) < 0):
+        return (text[:nl], text[nl + 1:], ""), text[7:nl], text[nl + 7:]
+    return None
 
 
 def decode_all(data: bytes) -> list[Frame]:

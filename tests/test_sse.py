@@ -26,7 +26,7 @@ def feed_chunks(chunks: list[bytes]) -> list[Frame]:
 
 def chunk_free(frames: list[Frame]) -> list[Frame]:
     """Frames with the chunk indices blanked: those are the only fields chunking may change."""
-    return [dataclasses.replace(f, first_chunk=0, last_chunk=0) for f in frames]
+    return [f._replace(first_chunk=0, last_chunk=0) for f in frames]
 
 
 def dispatched(frames: list[Frame]) -> list[tuple[str, str, str]]:

@@ -28,9 +28,16 @@ TOKENS = [
     b"\xc2\x85", b"\xe2\x80\xa8", b"\xef\xbc\x91", b"\x00", b"\x0b", b"\xff", b"\xc3",
     b"\xe2\x82", b"\xed\xa0\x80", b"\x80",
 ]
-streams = st.lists(
+any_bytes_streams = st.lists(
     st.one_of(st.sampled_from(TOKENS), st.binary(max_size=3)), max_size=50
 ).map(b"".join)
+# Streams without CR, as providers send them: past its first block the decoder reads these on its
+# fast path (bytes.find of LF LF), so every property must hold there too.
+lf_only_streams = st.lists(
+    st.one_of(st.sampled_from([t for t in TOKENS if b"\r" not in t]),
+              st.binary(max_size=3).map(lambda b: b.replace(b"\r", b"\n"))), max_size=50
+).map(b"".join)
+streams = st.one_of(any_bytes_streams, lf_only_streams)
 
 
 def chunked(stream: bytes, cuts: list[int]) -> list[bytes]:
@@ -55,7 +62,7 @@ def feed_chunks(chunks: list[bytes]) -> list[Frame]:
 
 
 def chunk_free(frames: list[Frame]) -> list[Frame]:
-    return [dataclasses.replace(f, first_chunk=0, last_chunk=0) for f in frames]
+    return [f._replace(first_chunk=0, last_chunk=0) for f in frames]
 
 
 # -- independent reference: the WHATWG algorithm over the whole decoded stream ----------------
