@@ -10,7 +10,7 @@ proportional to the fragment, never to the buffer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .events import (
     Anomaly,
@@ -31,8 +31,9 @@ from .jsonprefix import Draft, JsonPrefixChecker
 from .limits import DEFAULT_LIMITS, Limits
 
 
-@dataclass(frozen=True, slots=True)
-class Fragment:
+class Fragment(NamedTuple):
+    """One fragment's place in its call's text (a named tuple: one is made per fragment)."""
+
     frame: int | None
     start: int
     """Character offset of the fragment in the call's text."""
@@ -77,7 +78,9 @@ class CallBuffer:
 
     @property
     def draft(self) -> Draft:
-        return self._checker.status
+        # Every change of the text appends a fragment that records the status: no recomputation.
+        fragments = self.fragments
+        return fragments[-1].draft if fragments else self._checker.status
 
     @property
     def max_depth(self) -> int:
@@ -145,6 +148,16 @@ class TurnState:
     @property
     def failed(self) -> bool:
         return bool(self.errors) or (self.stop is not None and self.stop.failed)
+
+    def append_fragment(self, event: ArgumentsAppended) -> CallBuffer | None:
+        """The fast path for the commonest event: a fragment for an open call, under its limit,
+        that needs no anomaly. Returns the call, or None when :meth:`apply` must take the event."""
+        call = self.calls.get(event.key)
+        if (call is None or call.closed or call.origin != "raw" or self.halted is not None
+                or call._length + len(event.fragment) > self.limits.max_argument_chars):
+            return None
+        call.append(event.frame, event.fragment)
+        return call
 
     def apply(self, event: CallEvent) -> list[Anomaly]:
         """Apply one event; return the anomalies the accumulator itself found."""

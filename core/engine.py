@@ -11,11 +11,11 @@ indexes them, the TUI renders the state they build.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from .calls import TurnState
+from .calls import CallBuffer, TurnState
 from .detect import detect
-from .events import Anomaly, CallEvent, TurnEnded
+from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
 from .harness import Decision, GateContext, decide
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
@@ -24,24 +24,23 @@ from .providers.base import ProtocolReader
 from .sse import Frame, SSEDecoder
 from .tools import ToolSet
 
+# Steps are named tuples, not frozen dataclasses: the engine makes several per SSE event, and a
+# frozen dataclass's __init__ (one object.__setattr__ per field) costs more than the event's JSON.
 
-@dataclass(frozen=True, slots=True)
-class ChunkStep:
+class ChunkStep(NamedTuple):
     """A network chunk arrived."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the chunk number
     start: int
     end: int
     t: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class FrameStep:
+class FrameStep(NamedTuple):
     frame: Frame
 
 
-@dataclass(frozen=True, slots=True)
-class CallStep:
+class CallStep(NamedTuple):
     """A call event from the protocol reader, or an anomaly the accumulator found."""
 
     event: CallEvent
@@ -49,15 +48,13 @@ class CallStep:
     """The call's argument length (characters) once this event was applied."""
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionStep:
+class DecisionStep(NamedTuple):
     """The gate spoke: ``wait`` (with a new draft status) or the final decision for a call."""
 
     decision: Decision
 
 
-@dataclass(frozen=True, slots=True)
-class WaitStep:
+class WaitStep(NamedTuple):
     """While the turn is open the gate waits; emitted when a call's draft status changes."""
 
     call: str
@@ -90,37 +87,50 @@ class CallPipeline:
         return self.state.protocol
 
     def frame(self, frame: Frame) -> list[Step]:
+        out: list[Step] = []
+        self.frame_into(frame, out)
+        return out
+
+    def frame_into(self, frame: Frame, out: list[Step]) -> None:
+        """Read one frame, appending its steps to ``out`` (the engine's hot path: no list per
+        frame or per event)."""
         self.last_frame = frame.index
         if frame.overflow:
             anomaly = self.state.halt(frame.index, f"frame {frame.index} is larger than "
                                       f"{self.state.limits.max_block_bytes} bytes")
             self.state.anomalies.append(anomaly)
-            return [CallStep(anomaly)]
+            out.append(CallStep(anomaly))
+            return
         if not frame.dispatch or self.state.halted:
-            return []
-        if self.reader is None and self.protocol_fixed:
-            return []  # unknown protocol (given, or detection gave up): frames only
-        if self.reader is None:
-            found = detect(frame)
-            if found is None:
-                if len(self._undetected) >= self.state.limits.max_undetected_frames:
-                    self.protocol_fixed = True  # stop trying: the stream is frames only
-                    self._undetected.clear()
-                    anomaly = Anomaly(frame.index, "protocol_unknown",
-                                      f"no protocol recognised in the first "
-                                      f"{self.state.limits.max_undetected_frames} frames")
-                    self.state.anomalies.append(anomaly)
-                    return [CallStep(anomaly)]
-                self._undetected.append(frame)
-                return []
-            self.state.protocol = found
-            self.reader = reader_for(found)
-            steps: list[Step] = []
-            for waiting in (*self._undetected, frame):
-                steps += self._read(waiting)
-            self._undetected.clear()
-            return steps
-        return self._read(frame)
+            return
+        reader = self.reader
+        if reader is not None:
+            self._apply(reader.read(frame), out)
+        elif not self.protocol_fixed:
+            self._detect(frame, out)
+        # else: unknown protocol (given, or detection gave up): frames only
+
+    def _detect(self, frame: Frame, out: list[Step]) -> None:
+        found = detect(frame)
+        if found is None:
+            if len(self._undetected) >= self.state.limits.max_undetected_frames:
+                self.protocol_fixed = True  # stop trying: the stream is frames only
+                self._undetected.clear()
+                anomaly = Anomaly(frame.index, "protocol_unknown",
+                                  f"no protocol recognised in the first "
+                                  f"{self.state.limits.max_undetected_frames} frames")
+                self.state.anomalies.append(anomaly)
+                out.append(CallStep(anomaly))
+                return
+            self._undetected.append(frame)
+            return
+        self.state.protocol = found
+        reader = reader_for(found)
+        assert reader is not None  # detect() only names protocols that have a reader
+        self.reader = reader
+        for waiting in (*self._undetected, frame):
+            self._apply(reader.read(waiting), out)
+        self._undetected.clear()
 
     def finish(self) -> list[Step]:
         """End of stream: the reader closes what it can; undecided calls are decided now."""
@@ -129,48 +139,49 @@ class CallPipeline:
         self._finished = True
         steps: list[Step] = []
         if self.reader is not None:
-            steps += self._apply(self.reader.finish())
-        steps += self._decide_all(self.last_frame)
+            self._apply(self.reader.finish(), steps)
+        self._decide_all(self.last_frame, steps)
         return steps
 
-    def _read(self, frame: Frame) -> list[Step]:
-        assert self.reader is not None
-        return self._apply(self.reader.read(frame))
-
-    def _apply(self, events: list[CallEvent]) -> list[Step]:
-        steps: list[Step] = []
+    def _apply(self, events: list[CallEvent], out: list[Step]) -> None:
+        state = self.state
         for event in events:
-            found = self.state.apply(event)
-            call = self.state.calls.get(getattr(event, "key", None) or "")
-            steps.append(CallStep(event, call.length if call else None))
-            steps += [CallStep(a) for a in found]
+            if type(event) is ArgumentsAppended:
+                # Nearly every event of a tool-call stream: the accumulator's fast path.
+                call = state.append_fragment(event)
+                if call is not None:
+                    out.append(CallStep(event, call.length))
+                    if state.terminal is None:
+                        self._wait(call, event.frame, out)
+                    continue
+            found = state.apply(event)
+            key = getattr(event, "key", None)
+            call = state.calls.get(key) if key is not None else None
+            out.append(CallStep(event, call.length if call else None))
+            out.extend(CallStep(a) for a in found)
             if isinstance(event, TurnEnded):
-                steps += self._decide_all(event.frame)
-            elif not self.state.complete:
-                steps += self._waits(event)
-        return steps
+                self._decide_all(event.frame, out)
+            elif call is not None and state.terminal is None and not isinstance(event, Anomaly):
+                self._wait(call, getattr(event, "frame", None), out)
 
-    def _waits(self, event: CallEvent) -> list[Step]:
-        key = getattr(event, "key", None)
-        if key is None or isinstance(event, Anomaly) or key in self.decisions:
-            return []
-        call = self.state.calls.get(key)
-        if call is None or self._drafts.get(key) is call.draft:
-            return []
-        self._drafts[key] = call.draft
-        return [WaitStep(key, call.draft, getattr(event, "frame", None))]
+    def _wait(self, call: CallBuffer, frame: int | None, out: list[Step]) -> None:
+        """A wait step when the call's draft status changed (and it is not decided yet)."""
+        draft = call.draft
+        key = call.key
+        if self._drafts.get(key) is draft or key in self.decisions:
+            return
+        self._drafts[key] = draft
+        out.append(WaitStep(key, draft, frame))
 
-    def _decide_all(self, frame: int | None) -> list[Step]:
+    def _decide_all(self, frame: int | None, out: list[Step]) -> None:
         empty_means_object = bool(self.reader and self.reader.empty_arguments_mean_empty_object)
         ctx = GateContext(self.state, self.tools, empty_means_object)
-        steps: list[Step] = []
         for key, call in self.state.calls.items():
             if key in self.decisions:
                 continue
             decision = decide(call, ctx, frame)
             self.decisions[key] = decision
-            steps.append(DecisionStep(decision))
-        return steps
+            out.append(DecisionStep(decision))
 
 
 class Engine:
@@ -190,15 +201,18 @@ class Engine:
         start = self.decoder.bytes_received
         steps: list[Step] = [ChunkStep(self.chunks, start, start + len(data), t)]
         self.chunks += 1
-        for frame in self.decoder.feed(data):
-            steps.append(FrameStep(frame))
-            steps += self.pipeline.frame(frame)
+        frames = self.decoder.feed(data)
+        if frames:
+            pipeline = self.pipeline
+            for frame in frames:
+                steps.append(FrameStep(frame))
+                pipeline.frame_into(frame, steps)
         return steps
 
     def close(self) -> list[Step]:
         steps: list[Step] = []
         for frame in self.decoder.close():
             steps.append(FrameStep(frame))
-            steps += self.pipeline.frame(frame)
+            self.pipeline.frame_into(frame, steps)
         steps += self.pipeline.finish()
         return steps

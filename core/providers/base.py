@@ -72,27 +72,28 @@ class ProtocolReader:
 
     def read(self, frame: Frame) -> list[CallEvent]:
         """Interpret one dispatched frame."""
-        self._out = []
+        out: list[CallEvent] = []
+        self._out = out
         data = frame.data
         # The sentinel test must not copy every payload: look at its first bytes first.
-        if "[DONE]" in data[:16] and data.strip() == DONE_SENTINEL:
+        if data[:1] != "{" and "[DONE]" in data[:16] and data.strip() == DONE_SENTINEL:
             self.on_done(frame)
-            return self._out
+            return out
         try:
-            payload = parse_payload(frame.data)
-        except NotJSON as exc:
+            payload = orjson.loads(data)  # parse_payload, inlined: this runs once per event
+        except orjson.JSONDecodeError as exc:
             self.anomaly(frame, "not_json", f"data is not JSON ({exc})")
-            return self._out
+            return out
         kind = self.event_type(frame, payload)
         if self.ended and not (isinstance(kind, str) and kind in self.trailers):
             self.anomaly(frame, "data_after_terminal",
                          f"{short(kind)} after the terminal signal (frame {self.terminal_frame})")
-        handler = self.handlers.get(kind) if isinstance(kind, str) else None
+        handler = self.handlers.get(kind) if type(kind) is str else None
         if handler is None:
             self.on_unknown(frame, payload, kind)
         else:
             handler(self, frame, payload)
-        return self._out
+        return out
 
     def finish(self) -> list[CallEvent]:
         """The stream ended: close what the protocol leaves open, report a missing terminal."""

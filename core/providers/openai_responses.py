@@ -134,8 +134,14 @@ class OpenAIResponsesReader(ProtocolReader):
         if frame.event is not None and frame.event != kind:
             self.anomaly(frame, "event_name_mismatch",
                          f"event: {short(frame.event)} but data.type {short(kind)}")
-        self._check_sequence(frame, payload)
-        self._check_response_id(frame, payload.get("response"))
+        seq = payload.get("sequence_number")
+        if type(seq) is int and self._seq is not None and seq == self._seq + 1:
+            self._seq = seq  # the common case, inline: the next number
+        else:
+            self._check_sequence(frame, payload)
+        response = payload.get("response")
+        if response is not None:
+            self._check_response_id(frame, response)
         return kind
 
     def _check_sequence(self, frame: Frame, payload: dict[str, Any]) -> None:
