@@ -209,6 +209,16 @@ class Engine:
                 pipeline.frame_into(frame, steps)
         return steps
 
+    def push(self, data: bytes) -> None:
+        """:meth:`feed` for callers that read only the outcome (``callscope check`` replays a
+        session byte by byte): the same work, without keeping the steps."""
+        self.chunks += 1
+        frames = self.decoder.feed(data)
+        if frames:
+            sink: list[Step] = []
+            for frame in frames:
+                self.pipeline.frame_into(frame, sink)
+
     def close(self) -> list[Step]:
         steps: list[Step] = []
         for frame in self.decoder.close():

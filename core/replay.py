@@ -76,6 +76,9 @@ def rechunk(chunks: Iterable[TimedBytes], chunking: Chunking,
             parts.append(data)
         yield first_t, b"".join(parts)
         return
+    if chunking.mode == "bytes":
+        yield from _fixed_size(source, chunking.size)
+        return
     rng = random.Random(chunking.seed)
 
     def size() -> int:
@@ -92,6 +95,25 @@ def rechunk(chunks: Iterable[TimedBytes], chunking: Chunking,
             pending_t, want = t, size()
     if pending:
         yield pending_t, bytes(pending)
+
+
+def _fixed_size(source: Iterable[TimedBytes], size: int) -> Iterator[TimedBytes]:
+    """``bytes:N``: one slice per piece (``bytes:1`` of a session is a piece per byte)."""
+    pending, pending_t = b"", None
+    for t, data in source:
+        if not pending:
+            pending_t = t
+        buf = pending + data if pending else data
+        whole = len(buf) - len(buf) % size
+        if whole:
+            yield pending_t, buf[:size]
+            for i in range(size, whole, size):
+                yield t, buf[i:i + size]
+        pending = buf[whole:]
+        if whole and pending:
+            pending_t = t
+    if pending:
+        yield pending_t, pending
 
 
 def replay(chunks: Iterable[TimedBytes], *, protocol: str | None = None,

@@ -108,6 +108,8 @@ class SSEDecoder:
         self._closed = False
         self._first_line = True
         self._last_event_id = ""
+        self._plain = False
+        """Past the first block, no CR buffered, not overflowed, not closed: the fast path."""
 
     # -- public API -----------------------------------------------------------------------
 
@@ -126,20 +128,25 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """Add one network chunk; return the frames it completed."""
+        if self._plain and b"\r" not in chunk:
+            # The common case, with as little work per read as possible (check replays a
+            # session one byte per read).
+            self._chunk_starts.append(self._received)
+            self._received += len(chunk)
+            buf = self._buf
+            buf += chunk
+            if b"\n" in chunk:
+                return self._drain_lf()
+            # No line end arrived (a read inside a long line): no block can have ended.
+            return [] if len(buf) <= self._max_block else [self._overflow()]
         if self._closed:
             raise DecoderClosed("feed() after close()")
         self._chunk_starts.append(self._received)
         self._received += len(chunk)
         if self._overflowed:
             return []
-        buf = self._buf
-        buf += chunk
-        if self._cr_in_buf or self._first_line or b"\r" in chunk:
-            return self._feed_general(chunk)
-        if b"\n" not in chunk:
-            # No line end arrived (a read inside a long line): no block can have ended.
-            return [self._overflow()] if len(buf) > self._max_block else []
-        return self._drain_lf()
+        self._buf += chunk
+        return self._feed_general(chunk)
 
     def close(self) -> list[Frame]:
         """End of stream: a trailing CR ends its line; an unfinished block becomes a frame that
@@ -147,6 +154,7 @@ class SSEDecoder:
         if self._closed:
             return []
         self._closed = True
+        self._plain = False
         if self._overflowed:
             return []
         frames = self._drain(final=True)
@@ -209,6 +217,7 @@ class SSEDecoder:
         buf = self._buf
         if b"\r" in chunk:
             self._cr_in_buf = True
+            self._plain = False
         elif b"\n" not in chunk and not self._first_line and buf[-len(chunk) - 1:-len(chunk)] != b"\r":
             return [self._overflow()] if len(buf) > self._max_block else []
         emitted = self._frames
@@ -216,6 +225,7 @@ class SSEDecoder:
         if self._frames != emitted:
             # What is left arrived after the last block's end, all in this chunk: cheap to check.
             self._cr_in_buf = b"\r" in buf
+            self._plain = not self._cr_in_buf and not self._first_line
         if len(buf) > self._max_block:
             frames.append(self._overflow())
         return frames
@@ -226,6 +236,9 @@ class SSEDecoder:
         frames: list[Frame] = []
         buf = self._buf
         while buf:
+            if not self._first_line and not self._cr_in_buf:
+                frames += self._drain_lf()  # e.g. a whole LF-only stream in one read
+                return frames
             if self._first_line and not self._bom_checked(final):
                 return frames  # a BOM may still be arriving: wait for its bytes
             head = 3 if self._first_line and buf.startswith(_BOM_BYTES) else 0
@@ -279,6 +292,7 @@ class SSEDecoder:
         lines = (f"[callscope stopped framing: block larger than {self._max_block} bytes]",)
         frame = self._emit(len(self._buf), lines, _NO_FIELDS, terminated=False)
         self._overflowed = True
+        self._plain = False
         return frame._replace(overflow=True)
 
     def _decode(self, raw: bytes | bytearray) -> str:
