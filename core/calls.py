@@ -138,6 +138,16 @@ class TurnState:
     limits: Limits = DEFAULT_LIMITS
     halted: str | None = None
     """Why the engine stopped interpreting this turn (a limit), or None."""
+    anomaly_counts: dict[str, int] = field(default_factory=dict)
+    """Every anomaly seen, by code, including those past ``max_anomalies_per_code``."""
+    text_chars: int = 0
+    """Assistant text characters seen, including those past ``max_text_chars``."""
+    dropped_last: bool = False
+    """Whether the last event applied was an anomaly counted but not kept (over its cap)."""
+
+    @property
+    def anomaly_total(self) -> int:
+        return sum(self.anomaly_counts.values())
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TurnState:
         """A fork (see :meth:`CallBuffer.__deepcopy__`): events and limits are immutable and
@@ -148,12 +158,35 @@ class TurnState:
         twin.usage = dict(self.usage)
         twin.anomalies = list(self.anomalies)
         twin.text = {channel: list(parts) for channel, parts in self.text.items()}
+        twin.anomaly_counts = dict(self.anomaly_counts)
         return twin
 
     def halt(self, frame: int | None, reason: str) -> Anomaly:
         """Stop interpreting at a limit; the gate refuses every call of a halted turn."""
         self.halted = self.halted or reason
         return Anomaly(frame, "limit_exceeded", reason)
+
+    def record(self, anomaly: Anomaly) -> list[Anomaly]:
+        """Keep an anomaly (on the turn and its call) unless its code is over the cap: then count
+        it, and return the one ``anomalies_capped`` notice the first time. Returns what was kept."""
+        code = anomaly.code
+        seen = self.anomaly_counts.get(code, 0) + 1
+        self.anomaly_counts[code] = seen
+        cap = self.limits.max_anomalies_per_code
+        if seen <= cap:
+            self.anomalies.append(anomaly)
+            call = self.calls.get(anomaly.key) if anomaly.key is not None else None
+            if call is not None:
+                call.anomalies.append(anomaly)
+            return [anomaly]
+        if seen == cap + 1:
+            notice = Anomaly(anomaly.frame, "anomalies_capped",
+                             f"more than {cap} {code} anomalies in this turn: the rest are "
+                             "counted, not kept")
+            self.anomaly_counts["anomalies_capped"] = self.anomaly_counts.get("anomalies_capped", 0) + 1
+            self.anomalies.append(notice)
+            return [notice]
+        return []
 
     @property
     def complete(self) -> bool:
@@ -186,13 +219,12 @@ class TurnState:
     def apply(self, event: CallEvent) -> list[Anomaly]:
         """Apply one event; return the anomalies the accumulator itself found."""
         found: list[Anomaly] = []
+        self.dropped_last = False
         if self.halted is not None:
             return found
         limit = self._over_limit(event)
         if limit is not None:
-            found.append(self.halt(getattr(event, "frame", None), limit))
-            self.anomalies += found
-            return found
+            return self.record(self.halt(getattr(event, "frame", None), limit))
         match event:
             case CallOpened():
                 self._open(event, found)
@@ -226,14 +258,26 @@ class TurnState:
             case UsageReported():
                 self.usage.update(event.usage)
             case TextAppended():
-                self.text.setdefault(event.channel, []).append(event.text)
+                self._text(event, found)
             case Anomaly():
                 found.append(event)
+        kept: list[Anomaly] = []
         for anomaly in found:
-            self.anomalies.append(anomaly)
-            if anomaly.key is not None and anomaly.key in self.calls:
-                self.calls[anomaly.key].anomalies.append(anomaly)
-        return [a for a in found if a is not event]
+            kept += self.record(anomaly)
+        if isinstance(event, Anomaly) and event not in kept:
+            self.dropped_last = True
+        return [a for a in kept if a is not event]
+
+    def _text(self, event: TextAppended, found: list[Anomaly]) -> None:
+        cap = self.limits.max_text_chars
+        before = self.text_chars
+        self.text_chars += len(event.text)
+        if self.text_chars <= cap:
+            self.text.setdefault(event.channel, []).append(event.text)
+        elif before <= cap:
+            found.append(Anomaly(event.frame, "text_capped",
+                                 f"assistant text longer than {cap} characters: the rest is "
+                                 "counted, not kept (the frames hold it)"))
 
     def _over_limit(self, event: CallEvent) -> str | None:
         limits = self.limits

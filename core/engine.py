@@ -98,8 +98,7 @@ class CallPipeline:
         if frame.overflow:
             anomaly = self.state.halt(frame.index, f"frame {frame.index} is larger than "
                                       f"{self.state.limits.max_block_bytes} bytes")
-            self.state.anomalies.append(anomaly)
-            out.append(CallStep(anomaly))
+            out.extend(CallStep(a) for a in self.state.record(anomaly))
             return
         if not frame.dispatch or self.state.halted:
             return
@@ -119,8 +118,7 @@ class CallPipeline:
                 anomaly = Anomaly(frame.index, "protocol_unknown",
                                   f"no protocol recognised in the first "
                                   f"{self.state.limits.max_undetected_frames} frames")
-                self.state.anomalies.append(anomaly)
-                out.append(CallStep(anomaly))
+                out.extend(CallStep(a) for a in self.state.record(anomaly))
                 return
             self._undetected.append(frame)
             return
@@ -157,7 +155,8 @@ class CallPipeline:
             found = state.apply(event)
             key = getattr(event, "key", None)
             call = state.calls.get(key) if key is not None else None
-            out.append(CallStep(event, call.length if call else None))
+            if not state.dropped_last:  # an anomaly over its cap is counted, not a step
+                out.append(CallStep(event, call.length if call else None))
             out.extend(CallStep(a) for a in found)
             if isinstance(event, TurnEnded):
                 self._decide_all(event.frame, out)

@@ -129,7 +129,7 @@ def turn_record(pipeline: CallPipeline) -> dict[str, Any]:
         "stop_reason": state.stop.reason if state.stop else None,
         "error": state.errors[0].message if state.errors else None,
         "usage": state.usage or None,
-        "anomalies": len(state.anomalies),
+        "anomalies": state.anomaly_total,
         "halted": state.halted,
         "calls": calls,
     }

@@ -119,3 +119,59 @@ def test_protocol_unknown_given_on_the_command_line_replays_frames_only(tmp_path
     records = [json.loads(line) for line in out.stdout.splitlines()]
     assert {r["kind"] for r in records} == {"frame", "turn"}
     assert records[-1]["protocol"] == "unknown" and records[-1]["calls"] == []
+
+
+def noisy_turn(unknown: int, text: str = "") -> bytes:
+    """A valid anthropic turn with ``unknown`` unknown events and a text block in front."""
+    out = [ev("message_start", {"message": {"id": "m"}})]
+    out += [ev("ping_of_death", {"n": i}) for i in range(unknown)]
+    if text:
+        out += [ev("content_block_start", {"index": 9, "content_block": {"type": "text", "text": ""}}),
+                ev("content_block_delta", {"index": 9, "delta": {"type": "text_delta", "text": text}}),
+                ev("content_block_stop", {"index": 9})]
+    return out_turn(out)
+
+
+def out_turn(prefix: list[str]) -> bytes:
+    return "".join(prefix).encode() + turn('{"a": 1}').split(b"\n\n", 1)[1]
+
+
+def test_anomalies_past_the_cap_are_counted_not_kept():
+    engine, anomalies, decisions = run(noisy_turn(50), Limits(max_anomalies_per_code=10))
+    codes = [a.code for a in anomalies]
+    assert codes.count("unknown_event") == 10 and codes.count("anomalies_capped") == 1
+    capped = next(a for a in anomalies if a.code == "anomalies_capped")
+    assert "more than 10 unknown_event" in capped.message
+    state = engine.state
+    assert [a.code for a in state.anomalies].count("unknown_event") == 10
+    assert state.anomaly_counts["unknown_event"] == 50  # every one counted
+    assert state.anomaly_total == len(state.anomalies) + 40
+    assert [d.action for d in decisions] == ["execute"]  # reading went on
+
+
+def test_the_anomaly_cap_is_per_code_and_the_default_is_far_above_real_traffic():
+    engine, anomalies, _ = run(noisy_turn(50), Limits())
+    assert [a.code for a in anomalies].count("unknown_event") == 50
+    assert "anomalies_capped" not in engine.state.anomaly_counts
+
+
+def test_text_past_the_cap_is_counted_not_kept_and_calls_are_unaffected():
+    engine, anomalies, decisions = run(noisy_turn(0, text="t" * 500), Limits(max_text_chars=100))
+    state = engine.state
+    assert sum(len(t) for parts in state.text.values() for t in parts) <= 100
+    assert state.text_chars == 500
+    assert [a.code for a in anomalies].count("text_capped") == 1
+    assert [d.action for d in decisions] == ["execute"]
+
+
+def test_cli_flags_set_the_anomaly_and_text_caps(tmp_path):
+    path = tmp_path / "noisy.sse"
+    path.write_bytes(noisy_turn(30, text="t" * 500))
+    out = subprocess.run([sys.executable, "-m", "callscope.tui.cli", "replay", str(path), "--json",
+                          "--max-anomalies-per-code", "5", "--max-text-chars", "100"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    codes = [r.get("code") for r in records if r.get("kind") == "anomaly"]
+    assert codes.count("unknown_event") == 5 and "anomalies_capped" in codes and "text_capped" in codes
+    assert records[-1]["anomalies"] >= 30  # the turn counts every anomaly, kept or not

@@ -88,7 +88,9 @@ def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> T
 def limits_from(args: argparse.Namespace) -> Limits:
     return Limits(max_block_bytes=args.max_frame_bytes, max_calls=args.max_calls,
                   max_argument_chars=args.max_argument_chars,
-                  max_session_bytes=args.max_session_bytes)
+                  max_session_bytes=args.max_session_bytes,
+                  max_anomalies_per_code=args.max_anomalies_per_code,
+                  max_text_chars=args.max_text_chars)
 
 
 def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
@@ -232,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-session-bytes", type=_offset, default=DEFAULT_LIMITS.max_session_bytes,
                        metavar="N", help="refuse to hold a session larger than N bytes in memory "
                        "(check and the debugger; default 1 GiB)")
+        p.add_argument("--max-anomalies-per-code", type=_offset,
+                       default=DEFAULT_LIMITS.max_anomalies_per_code, metavar="N",
+                       help="keep N anomalies of one code per turn, count the rest (default 1000)")
+        p.add_argument("--max-text-chars", type=_offset, default=DEFAULT_LIMITS.max_text_chars,
+                       metavar="N", help="keep N characters of assistant text per turn, count the "
+                       "rest (default 64 Mi)")
 
     p = sub.add_parser("replay", help="replay inputs headless (a table, or JSON lines)")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
