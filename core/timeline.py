@@ -26,6 +26,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Literal, TypeVar
 
 from .calls import TurnState
@@ -134,6 +135,7 @@ class Timeline:
         """The stream is over (built, or :meth:`finish` called): no step will be added."""
         self.end: StreamEnd | None = None
         """How the transport ended, when the caller of :meth:`finish` knows it."""
+        self._pending: Iterator[Step] | None = None  # recorded steps not indexed yet
 
     # -- building --------------------------------------------------------------------------
 
@@ -141,11 +143,37 @@ class Timeline:
     def build(cls, chunks: Iterable[TimedBytes], protocol: str | None = None,
               tools: ToolSet | None = None, chunking: Chunking = RECORDED,
               cut: int | None = None) -> Timeline:
+        timeline = cls.indexing(chunks, protocol, tools, chunking, cut)
+        timeline.index_more()
+        return timeline
+
+    @classmethod
+    def indexing(cls, chunks: Iterable[TimedBytes], protocol: str | None = None,
+                 tools: ToolSet | None = None, chunking: Chunking = RECORDED,
+                 cut: int | None = None) -> Timeline:
+        """A timeline of recorded chunks, indexed a slice at a time by :meth:`index_more` (an
+        app shows the first steps of a long session while the rest is indexed). Until the last
+        slice it is not closed; every view it gives meanwhile is the one :meth:`build` gives."""
         source = chunks if isinstance(chunks, list) else list(chunks)
         timeline = cls(source, protocol, tools, chunking, cut)
-        timeline._index(replay(source, chunking=chunking, cut_at=cut, engine=timeline.engine))
-        timeline.closed = True
+        timeline._pending = replay(source, chunking=chunking, cut_at=cut, engine=timeline.engine)
         return timeline
+
+    @property
+    def indexing_pending(self) -> bool:
+        """Recorded steps remain to be indexed (see :meth:`indexing`)."""
+        return self._pending is not None
+
+    def index_more(self, steps: int | None = None) -> bool:
+        """Index up to ``steps`` more recorded steps (all of them by default); True when the
+        whole stream is indexed (the timeline is then closed)."""
+        if self._pending is None:
+            return True
+        before = len(self.steps)
+        self._index(self._pending if steps is None else islice(self._pending, steps))
+        if steps is None or len(self.steps) - before < steps:
+            self._pending, self.closed = None, True
+        return self._pending is None
 
     @classmethod
     def live(cls, protocol: str | None = None, tools: ToolSet | None = None) -> Timeline:
@@ -155,7 +183,7 @@ class Timeline:
     def extend(self, t: float | None, data: bytes) -> int:
         """One network read arrived: run it through the engine, index the new steps. Returns
         how many steps were added."""
-        if self.closed:
+        if self.closed or self._pending is not None:
             raise ValueError("the stream is closed: a finished timeline cannot grow")
         self.source.append((t, data))
         before = len(self.steps)
@@ -165,7 +193,7 @@ class Timeline:
     def finish(self, end: StreamEnd | None = None) -> int:
         """The stream is over: the decoder flushes, the gate decides what is still open. Returns
         how many steps were added (0 when already closed)."""
-        if self.closed:
+        if self.closed or self._pending is not None:
             return 0
         before = len(self.steps)
         self._index(self.engine.close())
@@ -185,37 +213,47 @@ class Timeline:
 
     def _index(self, steps: Iterable[Step]) -> None:
         """Index steps as they come: every structure is appended to, never rewritten, so this
-        runs once over a whole stream (:meth:`build`) or once per network read (:meth:`extend`)."""
-        for k, step in enumerate(steps, len(self.steps)):
-            self.steps.append(step)
-            match step:
-                case ChunkStep():
-                    self.chunks.append(step)
-                    self.chunk_steps.append(k)
-                    self.bounds.append(k)
-                    if self.t0 is None:  # times are shown relative to the first timed chunk
-                        self.t0 = step.t
-                case FrameStep():
-                    self.frames.append(step.frame)
-                    self.frame_steps.append(k)
-                    self.bounds.append(k)
-                case WaitStep():
-                    self.log.append(step)
-                    self.by_kind["decision"].append(k)
-                    call = self.calls[step.call]
-                    call.wait_steps.append(k)
-                    call.waits.append(step)
-                    if step.draft is Draft.COMPLETE:
-                        self.by_kind["parse"].append(k)
-                case DecisionStep():
-                    self.log.append(step)
-                    self.by_kind["decision"].append(k)
-                    if step.decision.action == "refuse":
-                        self.by_kind["refusal"].append(k)
-                    call = self.calls[step.decision.call]
-                    call.decision_step, call.decision = k, step.decision
-                case CallStep():
-                    self._call_step(k, step)
+        runs once over a whole stream (:meth:`build`) or once per network read (:meth:`extend`).
+
+        Most steps of a long session are chunks, frames and argument fragments, so those are
+        dispatched first, on the exact type (a ``match`` on class patterns costs an
+        ``isinstance`` per case, per step)."""
+        k = len(self.steps)
+        add, bounds = self.steps.append, self.bounds.append
+        decisions = self.by_kind["decision"]
+        for step in steps:
+            add(step)
+            kind = type(step)
+            if kind is CallStep:
+                self._call_step(k, step)  # type: ignore[arg-type]
+            elif kind is ChunkStep:
+                self.chunks.append(step)  # type: ignore[arg-type]
+                self.chunk_steps.append(k)
+                bounds(k)
+                if self.t0 is None:  # times are shown relative to the first timed chunk
+                    self.t0 = step.t  # type: ignore[union-attr]
+            elif kind is FrameStep:
+                self.frames.append(step.frame)  # type: ignore[union-attr,arg-type]
+                self.frame_steps.append(k)
+                bounds(k)
+            elif kind is WaitStep:
+                assert isinstance(step, WaitStep)
+                self.log.append(step)
+                decisions.append(k)
+                call = self.calls[step.call]
+                call.wait_steps.append(k)
+                call.waits.append(step)
+                if step.draft is Draft.COMPLETE:
+                    self.by_kind["parse"].append(k)
+            elif kind is DecisionStep:
+                assert isinstance(step, DecisionStep)
+                self.log.append(step)
+                decisions.append(k)
+                if step.decision.action == "refuse":
+                    self.by_kind["refusal"].append(k)
+                call = self.calls[step.decision.call]
+                call.decision_step, call.decision = k, step.decision
+            k += 1
 
     def _call_step(self, k: int, step: CallStep) -> None:
         ev = step.event
@@ -233,7 +271,9 @@ class Timeline:
                 call = self.calls[ev.key] = CallIndex(ev.key, len(self.call_order), k, ev.frame)
                 self.call_order.append(ev.key)
                 self.call_created.append(k)
-            call.identify(k, ev if isinstance(ev, CallOpened) else None)
+            opened = isinstance(ev, CallOpened)
+            if opened or not call.idents:  # (a delta for an identified call changes nothing)
+                call.identify(k, ev if opened else None)  # type: ignore[arg-type]
             state = self.engine.state.calls.get(ev.key)
             # The engine's fragment list is the source of the draft after each fragment.
             draft = state.fragments[len(call.frag_steps)].draft if state is not None and (

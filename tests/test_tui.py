@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import pathlib
 
 import orjson
@@ -15,6 +16,7 @@ from callscope.tui.panes.buffers import BuffersPane, Lane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.screens import DetailScreen, HelpScreen
+from textual.content import Content
 from textual.widgets import Input, Static
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
@@ -44,12 +46,18 @@ def frames_text(app: CallscopeApp) -> str:
 
 
 def lanes(app: CallscopeApp) -> dict[str, str]:
-    return {lane.key: lane.content.plain for lane in app.query(Lane) if lane.display}
+    pane = app.query_one(BuffersPane)
+    return {key: lane.plain(pane) for key, lane in pane.lanes().items()}
 
 
 def decisions_text(app: CallscopeApp) -> str:
     pane = app.query_one(DecisionsPane)
-    return pane._summary.content.plain + "\n" + pane._log.content.plain
+    return pane.summary_text() + "\n" + pane.log_text()
+
+
+def link_actions(contents: list[Content]) -> list[str]:
+    return [span.style.meta["@click"] for content in contents for span in content.spans
+            if not isinstance(span.style, str) and "@click" in span.style.meta]
 
 
 def check_in_sync(app: CallscopeApp) -> None:
@@ -62,7 +70,7 @@ def check_in_sync(app: CallscopeApp) -> None:
     assert list(shown) == [c.key for c in view.calls]
     for call in view.calls:
         assert safe.plain(call.text)[-200:] in shown[call.key].replace("␊\n", "␊")
-    summary = app.query_one(DecisionsPane)._summary.content.plain
+    summary = app.query_one(DecisionsPane).summary_text()
     for call in view.calls:
         expected = call.decision.action.upper() if call.decision else "WAIT"
         assert f"{call.name} {expected}" in summary
@@ -137,22 +145,24 @@ async def test_clicking_a_frame_selects_it_and_a_lane_jumps_to_its_frame():
         assert app.cursor == app.timeline.step_for_frame(2)
         await pilot.press("end")
         await pilot.pause()
-        await pilot.click(Lane, offset=(3, 1))
+        buffers = app.query_one(BuffersPane)
+        first_lane = next(i for i, b in enumerate(buffers.blocks) if isinstance(b, Lane))
+        row = buffers.block_top(first_lane) - round(buffers.scroll_y)
+        await pilot.click(BuffersPane, offset=(5, 1 + row + 1))  # +1: the border; the id line
         await pilot.pause()
         first = app.timeline.view(app.cursor).calls[0]
         assert app.selected == first.key and app.cursor == app.timeline.step_for_frame(
             first.last_frame)
         # every fragment in a lane links to the frame that carried it
-        lane = next(iter(app.query(Lane)))
-        links = {span.style.meta["@click"] for span in lane.content.spans
-                 if not isinstance(span.style, str) and "@click" in span.style.meta}
+        lane = next(iter(buffers.lanes().values()))
+        links = {seg.style.meta["@click"] for line in lane.text_lines(buffers) for seg in line
+                 if seg.style is not None and "@click" in seg.style.meta}
         call = app.timeline.view(app.cursor).calls[0]
         frames = {f for _, _, f in app.timeline.calls[call.key].spans(app.cursor)}
         assert links == {f"app.goto_frame({f})" for f in frames}
         # every log entry links to its step; running the link moves the cursor there
-        log = app.query_one(DecisionsPane)._log.content
-        actions = [span.style.meta["@click"] for span in log.spans
-                   if not isinstance(span.style, str) and "@click" in span.style.meta]
+        log = app.query_one(DecisionsPane).log_view.blocks
+        actions = link_actions([block.content for block in log])  # type: ignore[attr-defined]
         steps = [a for a in actions if a.startswith("app.goto_step(")]
         assert steps == [f"app.goto_step({k})" for k in app.timeline.by_kind["decision"]
                          if k <= app.cursor]  # the log so far, not the future
@@ -168,7 +178,7 @@ async def test_select_calls_and_jump_to_their_frames():
         second = app.timeline.view(app.cursor).calls[1]
         assert app.selected == second.key
         assert app.query_one(FramesPane).view.frame.index == second.last_frame
-        assert "-selected" in app.query(Lane)[1].classes
+        assert list(app.query_one(BuffersPane).lanes().values())[1].selected
 
 
 async def test_cut_here_refuses_everything_and_undo_restores():
@@ -394,32 +404,56 @@ async def test_a_huge_session_renders_only_what_is_on_screen():
 
     chunks = synthetic_chat(10_000)
     app = CallscopeApp(chunks, source="big")
+    assert app.building  # over a megabyte: the first steps are shown while the rest is indexed
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")  # the last step indexed so far: every pane follows
+        await pilot.pause()
+        check_in_sync(app)
+        while app.building:
+            await pilot.pause(0.05)
         await pilot.press("end")
         await pilot.pause()
         pane = app.query_one(FramesPane)
         assert pane.virtual_size.height > 10_000 * 3
-        assert len(pane._cache) <= 12  # a screenful of frames, not 10,000
+        assert len(pane._cache) <= 30  # the frames of the screenfuls shown, not 10,000
         assert pane.view.frame.index == len(app.timeline.frames) - 1
         assert "step" in screen_text(app)
-        assert len(app.query_one(BuffersPane).query(Lane)) == 3
+        assert len(app.query_one(BuffersPane).lanes()) == 3
+        check_in_sync(app)
 
 
-async def test_a_large_input_is_indexed_in_the_background(monkeypatch):
+async def test_a_large_input_is_indexed_while_its_first_steps_are_shown(monkeypatch):
     import callscope.tui.app as app_module
+    from callscope.core.timeline import Timeline
+    from callscope.tui import indexer
 
     monkeypatch.setattr(app_module, "BACKGROUND_BYTES", 0)
+    monkeypatch.setattr(indexer, "FIRST_STEPS", 10)
+    monkeypatch.setattr(indexer, "BATCH", 5)
+    monkeypatch.setattr(indexer, "SLICE", 0.0)  # one batch per slice: many slices
     app = app_for(PARALLEL)
-    assert app.building and len(app.timeline) == 0  # the screen does not wait for the index
+    assert app.building and len(app.timeline) == 10  # the first steps, before the first paint
+    whole = Timeline.build([(0.0, PARALLEL.read_bytes())])
+    seen = set()
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):
-            if not app.building:
-                break
-            assert "indexing 7,728 bytes" in app.query_one("#status").content.plain
-            await pilot.pause(0.02)
+        while app.building:
+            status = app.query_one("#status").content.plain
+            assert "of 7,728 B…" in status and "indexing" in status
+            seen.add(len(app.timeline))
+            app.action_last()  # moving while it indexes: the panes stay in sync
+            check_in_sync(app)
+            view, built = app.timeline.view(app.cursor), whole.view(app.cursor)
+            assert [(c.key, c.text, c.draft) for c in view.calls] == [
+                (c.key, c.text, c.draft) for c in built.calls]  # as if indexed all at once
+            await asyncio.sleep(0)
+        assert len(seen) > 2  # it was shown at several stages
         assert not app.building and len(app.timeline.frames) == 26
+        assert "indexing" not in app.query_one("#status").content.plain
         await pilot.press("end")
         check_in_sync(app)
+        assert app.timeline.view(app.cursor).finished
+        await pilot.press("c")  # once indexed, the chunking can change
+        assert str(app.timeline.chunking) == "bytes:1"
 
 
 async def test_chunk_boundaries_are_marked_even_inside_a_character():

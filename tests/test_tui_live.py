@@ -23,7 +23,7 @@ from callscope.tui.app import CallscopeApp
 from callscope.tui.captures import CapturesScreen, ProxyApp
 from callscope.tui.commands import help_rows
 from callscope.tui.live import LiveApp
-from callscope.tui.panes.buffers import Lane
+from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.rawbytes import whole_chars
@@ -108,11 +108,12 @@ def status(app) -> str:
 
 
 def summary(app) -> str:
-    return app.query_one(DecisionsPane)._summary.content.plain
+    return app.query_one(DecisionsPane).summary_text()
 
 
 def lanes(app) -> dict[str, str]:
-    return {lane.key: lane.content.plain for lane in app.query(Lane) if lane.display}
+    pane = app.query_one(BuffersPane)
+    return {key: lane.plain(pane) for key, lane in pane.lanes().items()}
 
 
 def live_keys(app) -> list[str]:

@@ -32,6 +32,7 @@ from . import exports, safe
 from .call_detail import CallDetailScreen
 from .commands import BINDINGS, CallscopeCommands, help_rows
 from .follow import Follower
+from .indexer import Indexer
 from .panes.buffers import BuffersPane, Lane
 from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
@@ -41,8 +42,9 @@ from .status import status_line
 
 RANDOM_SEED = 7
 """The seed of the random chunking the ``c`` key cycles to."""
-BACKGROUND_BYTES = 4_000_000
-"""Inputs larger than this are indexed in a worker thread, so the screen appears at once."""
+BACKGROUND_BYTES = 1_000_000
+"""Inputs larger than this are indexed while the app runs (the first steps at once), so the
+screen appears at once; smaller ones (a fraction of a second) are indexed before it."""
 
 
 class CallscopeApp(App[None]):
@@ -63,12 +65,18 @@ class CallscopeApp(App[None]):
         super().__init__()
         self.source, self.note, self.keymap = source, note, dict(keymap or {})
         chunks = list(chunks)
-        self._build_args = (chunks, protocol, tools, chunking or Chunking("recorded"))
-        self.building = timeline is None and sum(len(data) for _, data in chunks) > BACKGROUND_BYTES
-        self.timeline = timeline if timeline is not None else Timeline.build(
-            *self._build_args) if not self.building else Timeline.build([], *self._build_args[1:])
+        self.indexer: Indexer | None = None
+        grows = timeline  # a timeline given is the one to follow (when it still grows)
+        if timeline is None:
+            args = (chunks, protocol, tools, chunking or Chunking("recorded"))
+            if sum(len(data) for _, data in chunks) > BACKGROUND_BYTES:
+                timeline = Timeline.indexing(*args)
+                self.indexer = Indexer(self, timeline)
+            else:
+                timeline = Timeline.build(*args)
+        self.timeline = timeline
         self.follower = Follower(self)
-        self.follower.attach(timeline)
+        self.follower.attach(grows)
         self.undo: list[tuple[Timeline, int]] = []
         self.since: int | None = None
         self.selected: str | None = None
@@ -78,6 +86,11 @@ class CallscopeApp(App[None]):
         self._searched = 0  # frames searched so far (a growing timeline searches only new ones)
         self.player = Player(self)
         self.sub_title = safe.plain(source)
+
+    @property
+    def building(self) -> bool:
+        """The recording is still being indexed (its first steps are shown meanwhile)."""
+        return self.indexer is not None and not self.indexer.done
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -98,16 +111,8 @@ class CallscopeApp(App[None]):
         if self.follower.following and len(self.timeline):
             self.cursor = len(self.timeline) - 1
         if self.building:
-            self.run_worker(self._build_in_background, thread=True, exclusive=True)
-
-    def _build_in_background(self) -> None:
-        timeline = Timeline.build(*self._build_args)
-        self.call_from_thread(self._built, timeline)
-
-    def _built(self, timeline: Timeline) -> None:
-        self.building = False
-        self.timeline, self.since, self.cursor = timeline, None, 0
-        self._load()
+            assert self.indexer is not None
+            self.run_worker(self.indexer.run(), name="index", exclusive=True)
 
     # -- the one cursor ------------------------------------------------------------------------
 
@@ -343,8 +348,10 @@ class CallscopeApp(App[None]):
         self.cursor = cursor
 
     def action_cycle_chunking(self) -> None:
-        if self.follower.streaming:
-            self.notify("The stream is still arriving: change the chunking once it ended.",
+        if self.follower.streaming or self.building:
+            self.notify("The stream is still arriving: change the chunking once it ended."
+                        if self.follower.streaming else
+                        "The recording is still being indexed: change the chunking once it is.",
                         timeout=3)
             return
         order = ["recorded", "bytes:1", f"random:{RANDOM_SEED}"]

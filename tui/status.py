@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
 def status_line(app: CallscopeApp, view: View) -> Content:
     tl, live = app.timeline, app.follower.status()
-    if app.building or not len(tl):
-        size = sum(len(data) for _, data in app._build_args[0])
-        what = f"indexing {size:,} bytes…" if app.building else (
-            "waiting for the first bytes…" if not tl.closed else "empty stream: no bytes")
+    if not len(tl):
+        what = "waiting for the first bytes…" if not tl.closed else "empty stream: no bytes"
         return Content.assemble(("callscope ", "bold $text-primary"), f"{what}  ",
                                 safe.content(safe.short(app.source, 60), "$text-muted"), *live)
+    indexer = app.indexer
+    if indexer is not None and not indexer.done:  # the recording's first steps, the rest coming
+        live = [(f"  indexing {indexer.fraction():.0%} of {indexer.total:,} B…", "bold $text-warning")]
     frame = f"#{view.frame.index}" if view.frame is not None else "—"
     player = app.player
     play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"

@@ -4,32 +4,40 @@ A lane shows the call's identity, the raw argument text with the text added by t
 highlighted (click any fragment to jump to the frame that carried it), the byte count, the draft
 status, and a preview of what a partial parser makes of the draft so far, labelled DRAFT: it is
 what the arguments look like, never what a tool will receive.
+
+The pane is a :class:`~.rows.RowsView`: each lane is a block drawn with its own border, measured
+from its text's widths without drawing it, and drawn only when on screen. A seek across a
+64-call session re-measures 64 lanes (microseconds each) and draws the two or three in view.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from itertools import accumulate
+from collections.abc import Hashable
+from functools import cached_property
 from typing import Any
 
 import jiter
 import orjson
-from textual.containers import VerticalScroll
-from textual.content import Content, Span
+from rich.segment import Segment
+from rich.style import Style as RichStyle
+from textual.content import Content
 from textual.events import Click
 from textual.message import Message
+from textual.strip import Strip
 from textual.style import Style
-from textual.widgets import Static
 
 from ...core.jsonprefix import Draft
 from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
+from .rawbytes import cells
+from .rows import Block, RowsView, fold, fold_rows, fold_strip, render, wrap
 
 WINDOW = 1200
 """Characters of argument text shown per lane (the tail, around the newest fragment)."""
 PREVIEW = 400
 MAX_ANOMALIES = 12
+TURN_TEXT_ROWS = 6
 
 DRAFT_LABEL = {
     Draft.EMPTY: ("empty", "$text-muted"),
@@ -37,6 +45,7 @@ DRAFT_LABEL = {
     Draft.COMPLETE: ("complete JSON", "$text-success"),
     Draft.INVALID: ("INVALID JSON", "$text-error"),
 }
+DRAFT_HEAD = "DRAFT (partial parse, not executed) "
 
 
 def draft_preview(text: str) -> str:
@@ -51,162 +60,99 @@ def draft_preview(text: str) -> str:
     return shown if len(shown) <= PREVIEW else shown[:PREVIEW - 1] + "…"
 
 
-def argument_text(call: CallView, timeline: Timeline | None, k: int) -> Content:
-    """The raw text (tail window), fresh part highlighted, fragments clickable."""
+def window(call: CallView) -> tuple[int, str]:
+    """(offset, text) of the part of the argument text a lane shows: the tail, or around the
+    fresh text when that is earlier."""
     text, fresh = call.text, call.fresh
     lo = max(0, len(text) - WINDOW)
     if fresh is not None and fresh[0] < lo:  # keep the fresh text in the window
         lo = max(0, fresh[0] - 200)
-    shown = text[lo:lo + WINDOW]
-    parts: list[Content] = []
-    if lo:
-        parts.append(Content.styled(f"… {lo} earlier characters …\n", "$text-muted italic"))
+    return lo, text[lo:lo + WINDOW]
+
+
+def earlier(lo: int) -> Content:
+    return Content.styled(f"… {lo} earlier characters …", "$text-muted italic")
+
+
+class TextStyles:
+    """The rich styles of argument text, resolved once per drawing (8 combinations of
+    fragment shading, fresh text and escapes; click links added per frame)."""
+
+    def __init__(self, view: RowsView, base: Style) -> None:
+        self.base = base
+        shade, new, escape = (view.get_visual_style(f"buffers--{n}", partial=True)
+                              for n in ("shade", "new", "escape"))
+        # (a visual style drops ``reverse``: the fresh text's is set here)
+        fresh = Style(foreground=new.foreground, bold=True, reverse=True)
+        self.styles = {
+            (odd, new, esc): (base + (shade if odd else Style()) + (escape if esc else Style())
+                              + (fresh if new else Style())).rich_style
+            for odd in (False, True) for new in (False, True) for esc in (False, True)}
+        self._links: dict[tuple[bool, bool, bool, int], RichStyle] = {}
+
+    def get(self, odd: bool, new: bool, esc: bool, frame: int | None) -> RichStyle:
+        style = self.styles[odd, new, esc]
+        if frame is None:
+            return style
+        key = (odd, new, esc, frame)
+        linked = self._links.get(key)
+        if linked is None:
+            # A click goes to the frame that carried the fragment (the action is built from an
+            # integer only, never from stream text).
+            linked = self._links[key] = style + RichStyle.from_meta(
+                {"@click": f"app.goto_frame({frame})"})
+        return linked
+
+
+def argument_lines(call: CallView, timeline: Timeline | None, k: int,
+                   st: TextStyles) -> list[list[Segment]]:
+    """The raw text (window) as segments, one list per line (a newline shows as ␊ and breaks
+    the line): alternate fragments shaded, each linked to its frame, the fresh text in
+    reverse, invisible characters made visible. Built straight from the fragment spans, in one
+    pass (a Content with a span or two per fragment cost tens of ms a lane to draw)."""
+    lo, shown = window(call)
+    n = len(shown)
+    runs: list[tuple[int, int, bool, int | None]] = []  # (start, end, odd, frame)
     fragments = timeline.calls[call.key].spans(k, lo) if timeline is not None else []
-    body = _with_breaks(shown)
-    at = _display_offsets(shown)
-    spans: list[Span] = []
     for i, (start, end, frame) in enumerate(fragments, call.fragments - len(fragments)):
-        s, e = at(max(start, lo) - lo), at(min(end, lo + len(shown)) - lo)
-        if e <= s:
-            continue
-        # A click goes to the frame that carried the fragment; alternate shading shows where
-        # each fragment begins.
-        if frame is not None:
-            spans.append(Span(s, e, Style.from_meta({"@click": f"app.goto_frame({frame})"})))
-        if i % 2:
-            spans.append(Span(s, e, "on $primary 25%"))
-    if fresh is not None:
-        s, e = at(max(fresh[0], lo) - lo), at(min(fresh[1], lo + len(shown)) - lo)
+        s, e = max(start, lo) - lo, min(end, lo + n) - lo
         if e > s:
-            spans.append(Span(s, e, "bold reverse $accent"))
-    parts.append(body.add_spans(spans))  # one pass: stylize() per fragment would be quadratic
-    return Content.assemble(*parts)
+            runs.append((s, e, bool(i % 2), frame))
+    fs = fe = -1
+    if call.fresh is not None:
+        fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + n) - lo
+    cuts = sorted({0, n, *(c for r in runs for c in r[:2]), *((fs, fe) if fe > fs else ())})
+    lines: list[list[Segment]] = [[]]
+    j = 0
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        while j < len(runs) and runs[j][1] <= a:
+            j += 1
+        run = runs[j] if j < len(runs) and runs[j][0] <= a else None
+        odd, frame = (run[2], run[3]) if run else (False, None)
+        new = fs <= a < fe
+        for m, piece in enumerate(shown[a:b].split("\n")):
+            if m:
+                lines[-1].append(Segment("␊", st.get(odd, new, True, frame)))
+                lines.append([])
+            if not piece:
+                continue
+            if not safe.has_unsafe(piece):
+                lines[-1].append(Segment(piece, st.get(odd, new, False, frame)))
+                continue
+            for text, esc in safe.pieces(piece):
+                lines[-1].append(Segment(text, st.get(odd, new, esc, frame)))
+    if lo:
+        lines.insert(0, list(earlier(lo).render_segments(st.base)))
+    return lines
 
 
-def _with_breaks(text: str) -> Content:
-    """Escaped text where a newline shows as ␊ and also breaks the line (pretty-printed JSON)."""
-    lines = text.split("\n")
-    out = [safe.content(line, "", "$text-secondary dim") for line in lines]
-    return Content("\n").join(
-        [*(line + Content.styled("␊", "$text-secondary dim") for line in out[:-1]), out[-1]])
-
-
-def _display_offsets(text: str) -> Callable[[int], int]:
-    """Raw character offset -> offset in the escaped display of :func:`_with_breaks`."""
-    if "\n" not in text and not safe.has_unsafe(text):
-        return lambda i: i
-    widths = [2 if ch == "\n" else len(safe.plain(ch)) for ch in text]
-    offsets = [0, *accumulate(widths)]
-    return offsets.__getitem__
-
-
-def lane(call: CallView, timeline: Timeline | None, k: int) -> Content:
-    label, color = DRAFT_LABEL[call.draft]
-    state = "closed" + (f" @#{call.closed_frame}" if call.closed_frame is not None else "") \
-        if call.closed else "open"
-    ident = Content.assemble(
-        ("id ", "$text-muted"), safe.content(call.id or "—"),
-        *((("\ncall_id ", "$text-muted"), safe.content(call.call_id)) if call.call_id else ()),
-        ("\n" + call.kind, "$text-muted"), (" · " + state, "$text-muted"),
-        (f" · {call.origin}" if call.origin != "raw" else "", "$text-muted"),
-    )
-    stats = Content.assemble(
-        (f"{call.byte_length} B", "bold"), (f" · {call.fragments} fragment"
-                                            f"{'' if call.fragments == 1 else 's'}", ""),
-        (f" · {call.pieces} pieces" if call.pieces else "", ""),
-        (" · draft ", "$text-muted"), (label, f"bold {color}"),
-    )
-    parts: list[safe.Part] = [ident, "\n"]
-    if call.text:
-        parts += [argument_text(call, timeline, k), "\n"]
-    else:
-        parts += [("(no argument text yet)", "$text-muted italic"), "\n"]
-    parts.append(stats)
-    preview = draft_preview(call.text) if call.decision is None else ""
-    if preview:
-        parts += ["\n", ("DRAFT (partial parse, not executed) ", "bold $text-warning"),
-                  safe.content(preview, "$text-muted")]
-    if len(call.anomalies) > MAX_ANOMALIES:
-        parts += ["\n", (f"⚠ … {len(call.anomalies) - MAX_ANOMALIES} earlier anomalies (a: next "
-                         "anomaly)", "$text-warning")]
-    for anomaly in call.anomalies[-MAX_ANOMALIES:]:
-        parts += ["\n", (f"⚠ {anomaly.code}: ", "bold $text-warning"),
-                  safe.content(safe.short(anomaly.message, 200), "$text-warning")]
-    return Content.assemble(*parts)
-
-
-class Lane(Static):
-    """One call's buffer."""
-
-    class Selected(Message):
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
-
-    def __init__(self, key: str) -> None:
-        super().__init__(classes="lane")
-        self.key = key
-        self.shown: CallView | None = None
-
-    def show(self, call: CallView, timeline: Timeline | None, k: int) -> None:
-        """Re-render only when the call's state changed (a call view is a frozen value)."""
-        if call == self.shown:
-            return
-        self.shown = call
-        name = safe.content(call.name or "(no name yet)", "bold")
-        self.border_title = Content.assemble(f"{call.order + 1} ", safe.content(call.key), " · ", name)
-        self.border_subtitle = _outcome(call)
-        self.set_class(call.fresh is not None, "-fresh")
-        self.update(lane(call, timeline, k))
-
-    def on_click(self, event: Click) -> None:
-        if event.style.meta.get("@click") is None:
-            self.post_message(self.Selected(self.key))
-
-
-class BuffersPane(VerticalScroll, can_focus=False):
-    """Argument buffers at the cursor: lanes mounted as calls appear, hidden before they exist."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.timeline: Timeline | None = None
-        self._lanes: dict[str, Lane] = {}
-        self._empty = Static(classes="lane-empty")
-        self._text = Static(classes="turn-text")
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self._text
-        yield self._empty
-        self._empty.update(Content.styled("No tool call yet at this step.", "$text-muted italic"))
-
-    def load(self, timeline: Timeline) -> None:
-        self.timeline = timeline
-        for widget in self._lanes.values():
-            widget.remove()
-        self._lanes.clear()
-
-    def show(self, view: View, selected: str | None) -> None:
-        present = {c.key for c in view.calls}
-        new = [Lane(c.key) for c in view.calls if c.key not in self._lanes]
-        for widget in new:
-            self._lanes[widget.key] = widget
-        if new:
-            self.mount_all(new)
-        for key, widget in self._lanes.items():
-            widget.display = key in present
-        for call in view.calls:
-            widget = self._lanes[call.key]
-            widget.set_class(call.key == selected, "-selected")
-            widget.show(call, self.timeline, view.k)
-        self._empty.display = not view.calls
-        text = _turn_text(view)
-        if not safe.same(text, self._text.content):
-            self._text.update(text)
-        self._text.display = bool(view.turn.text)
-        target = self._lanes.get(selected or "") or next(
-            (self._lanes[c.key] for c in view.calls if c.fresh is not None), None)
-        if target is not None and target.display:
-            self.call_after_refresh(target.scroll_visible, animate=False)
+def text_widths(call: CallView) -> list[int]:
+    """Cells of each line :func:`argument_text` draws, without drawing it."""
+    lo, shown = window(call)
+    lines = shown.split("\n")
+    widths = [cells(safe.plain(line)) + 1 for line in lines[:-1]]  # + the ␊
+    widths.append(cells(safe.plain(lines[-1])))
+    return ([earlier(lo).cell_length] if lo else []) + widths
 
 
 def _outcome(call: CallView) -> Content:
@@ -216,6 +162,240 @@ def _outcome(call: CallView) -> Content:
     if d.action == "execute":
         return Content.styled("EXECUTED", "bold $text-success")
     return Content.styled(f"REFUSED: {d.reason}", "bold $text-error")
+
+
+class Lane(Block):
+    """One call's buffer at the cursor: a bordered block."""
+
+    class Selected(Message):
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self, call: CallView, timeline: Timeline | None, k: int, selected: bool) -> None:
+        self.call, self.timeline, self.k, self.selected = call, timeline, k, selected
+        self._wraps: dict[int, tuple[list[Content], list[Content]]] = {}
+        d = call.decision
+        # Everything the lane shows depends on these (the text on the fragment count).
+        self.key: Hashable = (
+            "lane", id(timeline), call.key, call.fragments, call.fresh, call.draft, call.closed,
+            call.closed_frame, call.name, call.id, call.call_id, call.kind, call.origin,
+            call.pieces, call.byte_length, len(call.anomalies),
+            None if d is None else (d.action, d.reason), selected)
+
+    @property
+    def fresh(self) -> bool:
+        return self.call.fresh is not None
+
+    # -- what it shows ---------------------------------------------------------------------
+
+    def title(self) -> Content:
+        call = self.call
+        name = safe.content(call.name or "(no name yet)", "bold")
+        return Content.assemble(f"{call.order + 1} ", safe.content(call.key), " · ", name)
+
+    def head(self) -> list[Content]:
+        call = self.call
+        state = "closed" + (f" @#{call.closed_frame}" if call.closed_frame is not None else "") \
+            if call.closed else "open"
+        lines = [Content.assemble(("id ", "$text-muted"), safe.content(call.id or "—"))]
+        if call.call_id:
+            lines.append(Content.assemble(("call_id ", "$text-muted"), safe.content(call.call_id)))
+        lines.append(Content.assemble(
+            (call.kind, "$text-muted"), (" · " + state, "$text-muted"),
+            (f" · {call.origin}" if call.origin != "raw" else "", "$text-muted")))
+        return lines
+
+    def tail(self) -> list[Content]:
+        """The lines after the argument text: stats, the draft preview, anomalies."""
+        call = self.call
+        label, color = DRAFT_LABEL[call.draft]
+        lines = [Content.assemble(
+            (f"{call.byte_length} B", "bold"), (f" · {call.fragments} fragment"
+                                                f"{'' if call.fragments == 1 else 's'}", ""),
+            (f" · {call.pieces} pieces" if call.pieces else "", ""),
+            (" · draft ", "$text-muted"), (label, f"bold {color}"))]
+        if self.preview:
+            lines.append(Content.assemble((DRAFT_HEAD, "bold $text-warning"),
+                                          safe.content(self.preview, "$text-muted")))
+        if len(call.anomalies) > MAX_ANOMALIES:
+            lines.append(Content.styled(f"⚠ … {len(call.anomalies) - MAX_ANOMALIES} earlier "
+                                        "anomalies (a: next anomaly)", "$text-warning"))
+        for anomaly in call.anomalies[-MAX_ANOMALIES:]:
+            lines.append(Content.assemble(
+                (f"⚠ {anomaly.code}: ", "bold $text-warning"),
+                safe.content(safe.short(anomaly.message, 200), "$text-warning")))
+        return lines
+
+    @cached_property
+    def preview(self) -> str:
+        return draft_preview(self.call.text) if self.call.decision is None else ""
+
+    @cached_property
+    def _measured(self) -> tuple[list[Content], list[int], list[Content]]:
+        widths = text_widths(self.call) if self.call.text else [len("(no argument text yet)")]
+        return self.head(), widths, self.tail()
+
+    def _wrapped(self, width: int) -> tuple[list[Content], list[Content]]:
+        """The head and tail lines word-wrapped inside the border (the argument text is folded
+        instead: raw text, cut at the cell, so no space hides at a row's end)."""
+        cached = self._wraps.get(width)
+        if cached is None:
+            head, _, tail = self._measured
+            cached = self._wraps[width] = (wrap(head, width - 4), wrap(tail, width - 4))
+        return cached
+
+    def rows(self, width: int) -> int:
+        inner = width - 4  # the border and a cell of padding on each side
+        head, tail = self._wrapped(width)
+        text = sum(fold_rows(inner, w) for w in self._measured[1])
+        return 2 + len(head) + text + len(tail) + 1  # borders, then a blank row
+
+    def text_lines(self, view: RowsView, base: Style | None = None) -> list[list[Segment]]:
+        """The argument text's lines, as drawn (segments)."""
+        if not self.call.text:
+            return [list(Content.styled("(no argument text yet)", "$text-muted italic")
+                         .render_segments(base or view.visual_style))]
+        styles = TextStyles(view, base or view.visual_style)
+        return argument_lines(self.call, self.timeline, self.k, styles)
+
+    def plain(self, view: RowsView) -> str:
+        """The lane's text as drawn, one logical line a line (for tests and copying)."""
+        head, _, tail = self._measured
+        text = ["".join(seg.text for seg in line) for line in self.text_lines(view)]
+        return "\n".join([*(c.plain for c in head), *text, *(c.plain for c in tail)])
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        inner = width - 4
+        part = "selected" if self.selected else "fresh" if self.fresh else "border"
+        border = view.get_visual_style(f"buffers--{part}")
+        base = view.visual_style + (border.background_style if self.selected else Style())
+        head, tail = self._wrapped(width)
+        rows = render(head, base)
+        for segments in self.text_lines(view, base):
+            rows += fold_strip(Strip(segments), inner)
+        rows += render(tail, base)
+        bar = "║" if self.selected else "│"
+        left = Strip(Content.styled(bar + " ", border).render_segments(base), 2)
+        right = Strip(Content.styled(" " + bar, border).render_segments(base), 2)
+        body = [Strip.join([left, row.crop_extend(0, inner, base.rich_style), right])
+                for row in rows]
+        top = self._edge(width, self.title(), True, border, base, view)
+        bottom = self._edge(width, _outcome(self.call), False, border, base, view)
+        return [top, *body, bottom, Strip.blank(width, view.rich_style)]
+
+    def _edge(self, width: int, label: Content, top: bool, border: Style, base: Style,
+              view: RowsView) -> Strip:
+        """The top border with the title on the left, or the bottom one with the outcome on
+        the right (as Textual draws border titles)."""
+        double = self.selected
+        h = "═" if double else "─"
+        corners = ("╔", "╗") if top and double else ("╭", "╮") if top else (
+            ("╚", "╝") if double else ("╰", "╯"))
+        style = view.get_visual_style("buffers--title" if top else "buffers--subtitle")
+        label = label.truncate(max(width - 6, 1), ellipsis=True).stylize_before(style)
+        fill = h * max(width - 5 - label.cell_length, 0)
+        if top:
+            line = Content.assemble((corners[0] + h + " ", border), label,
+                                    (" " + fill + corners[1], border))
+        else:
+            line = Content.assemble((corners[0] + fill + " ", border), label,
+                                    (" " + h + corners[1], border))
+        return Strip(line.render_segments(base), line.cell_length)
+
+
+class TurnText(Block):
+    """The assistant's text so far (the tail of each channel), above the lanes."""
+
+    def __init__(self, content: Content) -> None:
+        self.content = content
+        self.key = ("turn-text", content.plain, tuple(content.spans))
+        self._wraps: dict[int, list[Content]] = {}
+
+    def _lines(self, width: int) -> list[Content]:
+        lines = self._wraps.get(width)
+        if lines is None:  # prose: word-wrapped (inside a cell of padding)
+            lines = self._wraps[width] = wrap(self.content.split("\n", allow_blank=True),
+                                              width - 2)[:TURN_TEXT_ROWS]
+        return lines
+
+    def rows(self, width: int) -> int:
+        return len(self._lines(width)) + 1
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        style = view.visual_style + view.get_visual_style("buffers--turn", partial=True)
+        pad = Strip.blank(1, view.rich_style)
+        rows = [Strip.join([pad, row]) for row in render(self._lines(width), style)]
+        return rows + [Strip.blank(width, view.rich_style)]
+
+
+class Empty(Block):
+    key = ("empty",)
+    TEXT = "No tool call yet at this step."
+
+    def rows(self, width: int) -> int:
+        return fold_rows(width, len(self.TEXT))
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        return fold([Content.styled(self.TEXT, "$text-muted italic")], width, view.visual_style)
+
+
+class BuffersPane(RowsView):
+    """Argument buffers at the cursor: one lane per call that exists by then."""
+
+    COMPONENT_CLASSES = {"buffers--border", "buffers--fresh", "buffers--selected",
+                         "buffers--title", "buffers--subtitle", "buffers--turn", "buffers--shade",
+                         "buffers--new", "buffers--escape"}
+    DEFAULT_CSS = """
+    BuffersPane {
+        & > .buffers--border { color: $secondary 40%; }
+        & > .buffers--fresh { color: $accent; }
+        & > .buffers--selected { color: $accent; background: $boost; }
+        & > .buffers--title { color: $text; }
+        & > .buffers--subtitle { color: $text-muted; }
+        & > .buffers--turn { color: $text-muted; }
+        & > .buffers--shade { background: $primary 25%; }
+        & > .buffers--new { color: $accent; }
+        & > .buffers--escape { color: $text-secondary; text-style: dim; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.timeline: Timeline | None = None
+
+    def load(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self.clear_cache()
+
+    def lanes(self) -> dict[str, Lane]:
+        return {b.call.key: b for b in self.blocks if isinstance(b, Lane)}
+
+    def show(self, view: View, selected: str | None) -> None:
+        blocks: list[Block] = []
+        text = _turn_text(view)
+        if view.turn.text:
+            blocks.append(TurnText(text))
+        lanes = [Lane(call, self.timeline, view.k, call.key == selected) for call in view.calls]
+        blocks += lanes if lanes else [Empty()]
+        self.set_blocks(blocks)
+        target = next((i for i, b in enumerate(blocks) if isinstance(b, Lane) and b.selected),
+                       None) if selected else None
+        if target is None:
+            target = next((i for i, b in enumerate(blocks) if isinstance(b, Lane) and b.fresh),
+                          None)
+        if target is not None:
+            self.show_block(target)
+
+    def on_click(self, event: Click) -> None:
+        if event.style.meta.get("@click") is not None:
+            return  # a fragment: its link moves to the frame
+        offset = event.get_content_offset(self)
+        i = None if offset is None else self.block_at(offset.y + round(self.scroll_y))
+        if i is not None and isinstance(self.blocks[i], Lane):
+            self.post_message(Lane.Selected(self.blocks[i].call.key))  # type: ignore[attr-defined]
 
 
 def _turn_text(view: View) -> Content:

@@ -11,15 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.style import Style
-from textual.widgets import Static
 
 from ...core.engine import DecisionStep, WaitStep
+from ...core.events import Anomaly
 from ...core.harness import Decision
+from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
+from .rows import Block, RowsView, Wrapped
 
 ACTION_STYLE = {"wait": "bold $text-warning", "execute": "bold $text-success",
                 "refuse": "bold $text-error"}
@@ -72,7 +74,8 @@ def verdict(decision: Decision) -> Content:
     return Content.assemble(*parts)
 
 
-def summary(view: View) -> Content:
+def head(view: View) -> Content:
+    """The turn: protocol, open or ended (by which signal), stop reason, provider errors."""
     turn = view.turn
     if view.k < 0:
         return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
@@ -90,76 +93,124 @@ def summary(view: View) -> Content:
         parts += ["\nstop reason ", safe.content(turn.stop.reason, "bold"), (flag, "$text-error")]
     for error in turn.errors[:3]:
         parts += [("\nprovider error ", "bold $text-error"), safe.content(safe.short(error.message))]
-    for call in view.calls:
-        parts += ["\n", (f"{call.order + 1} ", "bold"), safe.content(call.name or call.key, "bold"), " "]
-        if call.decision is not None:
-            parts.append(verdict(call.decision))
-        else:
-            parts += [("WAIT", ACTION_STYLE["wait"]),
-                      (f" draft {call.draft.value}; nothing runs before the turn ends", "$text-muted")]
-    if not view.calls:
-        parts += [("\nno tool call so far", "$text-muted italic")]
     return Content.assemble(*parts)
 
 
-def log_entries(view: View, timeline: Timeline) -> Content:
-    steps = timeline.by_kind["decision"]
+def call_line(call: CallView) -> Content:
+    """One call's current decision (or the wait)."""
+    parts: list[safe.Part] = [(f"{call.order + 1} ", "bold"),
+                              safe.content(call.name or call.key, "bold"), " "]
+    if call.decision is not None:
+        parts.append(verdict(call.decision))
+    else:
+        parts += [("WAIT", ACTION_STYLE["wait"]),
+                  (f" draft {call.draft.value}; nothing runs before the turn ends", "$text-muted")]
+    return Content.assemble(*parts)
+
+
+def summary_blocks(view: View, timeline: Timeline | None) -> list[Block]:
+    turn, tl = view.turn, id(timeline)
+    blocks: list[Block] = [Wrapped(
+        ("head", tl, view.k < 0, turn.protocol, id(turn.terminal), view.finished, id(turn.stop),
+         tuple(id(e) for e in turn.errors[:3])), lambda: head(view))]
+    if view.k < 0:
+        return blocks
+    for call in view.calls:
+        key = ("call", tl, call.order, call.name or call.key,
+               id(call.decision) if call.decision is not None else call.draft)
+        blocks.append(Wrapped(key, lambda call=call: call_line(call)))  # type: ignore[misc]
+    if not view.calls:
+        blocks.append(Wrapped(("none",), lambda: Content.styled("no tool call so far",
+                                                                "$text-muted italic")))
+    blocks.append(Wrapped(("end",), Content))  # a blank row under the summary
+    return blocks
+
+
+def entry(step: WaitStep | DecisionStep, k: int, current: bool, name: str) -> Content:
+    """One line of the log: the step (a link to it), then the wait or the verdict."""
+    parts: list[safe.Part] = [link(f"{'▶' if current else ' '}{k:>5} ", f"app.goto_step({k})",
+                                   "bold reverse" if current else "$text-muted")]
+    if isinstance(step, WaitStep):
+        parts += [("WAIT ", ACTION_STYLE["wait"]), safe.content(name),
+                  (f" {step.draft.value} ", "$text-muted"), frame_ref(step.frame)]
+    else:
+        d = step.decision
+        parts += [(d.action.upper(), ACTION_STYLE[d.action]),
+                  (f" {d.reason}" if d.reason else "", "bold $text-error"), " ",
+                  safe.content(name, "bold"), " ", frame_ref(d.frame),
+                  (" signal ", "$text-muted"), safe.content(d.signal or "none"),
+                  (" — ", "$text-muted"), safe.content(safe.short(d.detail, 72), "$text-muted"),
+                  (" ⚑ lenient would execute" if d.contrast else "", "$text-warning")]
+    return Content.assemble(*parts)
+
+
+def anomaly_line(anomaly: Anomaly, k: int) -> Content:
+    return Content.assemble(
+        link(f"{k:>7} ", f"app.goto_step({k})", "$text-muted"), (f"⚠ {anomaly.code} ", "bold $text-warning"),
+        frame_ref(anomaly.frame), " ", safe.content(safe.short(anomaly.message, 160)))
+
+
+def log_blocks(view: View, timeline: Timeline) -> list[Block]:
+    """The newest :data:`LOG_TAIL` waits and verdicts up to the cursor, then the anomalies."""
+    steps, tl = timeline.by_kind["decision"], id(timeline)
     first = max(0, len(view.log) - LOG_TAIL)
-    parts: list[safe.Part] = []
+    blocks: list[Block] = []
     if first:
-        parts.append((f"… {first} earlier entries\n", "$text-muted italic"))
+        blocks.append(Wrapped(("earlier", first), lambda: Content.styled(
+            f"… {first} earlier entries", "$text-muted italic")))
     names = {c.key: c.name or c.key for c in view.calls}
     for i in range(first, len(view.log)):
         step, k = view.log[i], steps[i]
+        name = names.get(step.call if isinstance(step, WaitStep) else step.decision.call, "")
+        if not name:
+            name = step.call if isinstance(step, WaitStep) else step.decision.call
         current = k == view.k
-        parts += [link(f"{'▶' if current else ' '}{k:>5} ", f"app.goto_step({k})",
-                       "bold reverse" if current else "$text-muted")]
-        if isinstance(step, WaitStep):
-            parts += [("WAIT ", ACTION_STYLE["wait"]), safe.content(names.get(step.call, step.call)),
-                      (f" {step.draft.value} ", "$text-muted"), frame_ref(step.frame)]
-        elif isinstance(step, DecisionStep):
-            d = step.decision
-            parts += [(d.action.upper(), ACTION_STYLE[d.action]),
-                      (f" {d.reason}" if d.reason else "", "bold $text-error"), " ",
-                      safe.content(names.get(d.call, d.call), "bold"), " ", frame_ref(d.frame),
-                      (" signal ", "$text-muted"), safe.content(d.signal or "none"),
-                      (" — ", "$text-muted"), safe.content(safe.short(d.detail, 72), "$text-muted"),
-                      (" ⚑ lenient would execute" if d.contrast else "", "$text-warning")]
-        parts.append("\n")
-    if view.anomalies:
-        parts.append((f"\n{len(view.anomalies)} anomal{'y' if len(view.anomalies) == 1 else 'ies'}"
-                      " so far (newest last)\n", "bold $text-warning"))
+        blocks.append(Wrapped(("entry", tl, i, current, name),
+                              lambda s=step, k=k, c=current, n=name: entry(s, k, c, n)))  # type: ignore[misc]
+    anomalies = view.anomalies
+    if anomalies:
+        n = len(anomalies)
+        blocks.append(Wrapped(("anomalies", n), lambda: Content.styled(
+            f"\n{n} anomal{'y' if n == 1 else 'ies'} so far (newest last)", "bold $text-warning")))
         anomaly_steps = timeline.by_kind["anomaly"]
-        for i in range(max(0, len(view.anomalies) - 8), len(view.anomalies)):
-            a = view.anomalies[i]
-            parts += [link(f"{anomaly_steps[i]:>7} ", f"app.goto_step({anomaly_steps[i]})",
-                           "$text-muted"), (f"⚠ {a.code} ", "bold $text-warning"),
-                      frame_ref(a.frame), " ", safe.content(safe.short(a.message, 160)), "\n"]
-    if not parts:
-        parts.append(("The log is empty: no call has been seen yet.", "$text-muted italic"))
-    return Content.assemble(*parts)
+        for j in range(max(0, n - 8), n):
+            blocks.append(Wrapped(("anomaly", tl, j), lambda a=anomalies[j], k=anomaly_steps[j]:
+                                  anomaly_line(a, k)))  # type: ignore[misc]
+    if not blocks:
+        blocks.append(Wrapped(("log-empty",), lambda: Content.styled(
+            "The log is empty: no call has been seen yet.", "$text-muted italic")))
+    return blocks
 
 
 class DecisionsPane(Vertical, can_focus=False):
+    """The summary on top (as tall as it needs, up to 60%), the log below, both line-API views."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.timeline: Timeline | None = None
-        self._summary = Static(classes="summary")
-        self._log = Static(classes="log")
-        self._scroll = VerticalScroll(self._log, can_focus=False, classes="log-scroll")
+        self.summary_view = RowsView(classes="summary-scroll")
+        self.log_view = RowsView(classes="log-scroll")
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield VerticalScroll(self._summary, can_focus=False, classes="summary-scroll")
-        yield self._scroll
+        yield self.summary_view
+        yield self.log_view
 
     def load(self, timeline: Timeline) -> None:
         self.timeline = timeline
+        self.summary_view.clear_cache()
+        self.log_view.clear_cache()
 
     def show(self, view: View) -> None:
         assert self.timeline is not None
-        top, log = summary(view), log_entries(view, self.timeline)
-        if not safe.same(top, self._summary.content):
-            self._summary.update(top)
-        if not safe.same(log, self._log.content):
-            self._log.update(log)
-            self.call_after_refresh(self._scroll.scroll_end, animate=False)
+        height = self.summary_view.virtual_size.height
+        self.summary_view.set_blocks(summary_blocks(view, self.timeline))
+        if self.summary_view.virtual_size.height != height:
+            self.summary_view.refresh(layout=True)  # its height is its content's (up to 60%)
+        if self.log_view.set_blocks(log_blocks(view, self.timeline)):
+            self.log_view.scroll_end(animate=False, immediate=True)
+
+    def summary_text(self) -> str:
+        return "\n".join(b.content.plain for b in self.summary_view.blocks if isinstance(b, Wrapped))
+
+    def log_text(self) -> str:
+        return "\n".join(b.content.plain for b in self.log_view.blocks if isinstance(b, Wrapped))

@@ -16,7 +16,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
 
-from rich.cells import cell_len
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.events import Click, Resize
@@ -29,7 +28,7 @@ from textual.style import Style
 from ...core.sse import Frame
 from ...core.timeline import Timeline, View
 from .. import safe
-from .rawbytes import char_start, fmt_time, line_spans, whole_chars
+from .rawbytes import cells, char_start, fmt_time, line_spans, whole_chars
 
 GUTTER = 2
 CHUNK_MARK = "┊"
@@ -130,7 +129,8 @@ class FramesPane(ScrollView, can_focus=False):
     def _take_tail(self) -> None:
         """Keep the bytes after the last frame of a stream still arriving (none once closed)."""
         timeline, self._tail = self.timeline, b""
-        if timeline is None or timeline.closed:
+        # (a recording still being indexed has no block arriving: its source is all there)
+        if timeline is None or timeline.closed or timeline.indexing_pending:
             return
         start = self._tail_start = timeline.frames[-1].end if timeline.frames else 0
         size = timeline.total_bytes - start
@@ -148,6 +148,8 @@ class FramesPane(ScrollView, can_focus=False):
              only: list[int] | None = None) -> None:
         """Render ``view``; mark ``matches``; with ``only``, show just those frames (a filter)."""
         self.view = view
+        if self.timeline is not None and len(self._widths) < len(self.timeline.frames):
+            self.grow()  # the timeline grew since the last refresh (indexing, a live stream)
         if matches is not None and matches != self.matches:
             self.matches = matches
         if only != self._only:
@@ -168,7 +170,7 @@ class FramesPane(ScrollView, can_focus=False):
         kind, meta = self._header_parts(frame)
         # meta is ours and every character in it is one cell wide: only kind needs measuring.
         shown = safe.plain(kind)
-        widths = [len(f"#{frame.index} ") + (len(shown) if shown.isascii() else cell_len(shown))
+        widths = [len(f"#{frame.index} ") + cells(shown)
                   + 2 + len(meta)]
         return widths + self._line_widths(frame.raw, frame.start)
 
@@ -178,7 +180,7 @@ class FramesPane(ScrollView, can_focus=False):
         if raw.isascii():  # the common case: one cell per byte (controls become one glyph)
             widths = [end - start for start, end in spans]
         else:
-            widths = [cell_len(safe.plain(raw[start:end].decode("utf-8", "replace")))
+            widths = [cells(safe.plain(raw[start:end].decode("utf-8", "replace")))
                       for start, end in spans]
         lo = bisect_right(self._boundaries, origin)
         if lo < len(self._boundaries) and self._boundaries[lo] < origin + len(raw):  # chunk marks

@@ -1,0 +1,74 @@
+"""Indexing a long recording while the app runs: the first steps at once, the rest in slices.
+
+The engine is single-threaded Python: a worker thread would not index any faster (the GIL), and
+it would race the panes that read the timeline it grows. So the app's own event loop indexes: a
+first slice before the first paint (the session's first steps are on screen at once), then
+slices of about :data:`SLICE` seconds, each followed by a yield to the event loop, so a key press
+waits at most one slice. The panes take in what was indexed at most :data:`REFRESH` times a
+second, the way a live stream is followed (``follow.py``), but the cursor stays where it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from ..core.timeline import Timeline
+from .panes.frames import FramesPane
+
+if TYPE_CHECKING:
+    from .app import CallscopeApp
+
+FIRST_STEPS = 4000
+"""Steps indexed before the first paint (about 40 ms of engine time)."""
+SLICE = 0.008
+"""Seconds of indexing between two yields to the event loop."""
+BATCH = 200
+"""Steps per call into the timeline (the clock is read between batches)."""
+REFRESH = 0.25
+"""Seconds between two refreshes of the panes while indexing."""
+
+
+class Indexer:
+    """Indexes one recording (:meth:`Timeline.indexing`) in the app's event loop."""
+
+    def __init__(self, app: CallscopeApp, timeline: Timeline) -> None:
+        self.app, self.timeline = app, timeline
+        self.started = time.perf_counter()
+        self.finished_after: float | None = None
+        """Seconds from the start to the whole recording indexed."""
+        self.total = sum(len(data) for _, data in timeline.source)
+        timeline.index_more(FIRST_STEPS)
+
+    @property
+    def done(self) -> bool:
+        return not self.timeline.indexing_pending
+
+    def fraction(self) -> float:
+        """How much of the recording is indexed (by bytes)."""
+        return self.timeline.total_bytes / self.total if self.total else 1.0
+
+    async def run(self) -> None:
+        timeline, refreshed = self.timeline, time.perf_counter()
+        while not self.done:
+            until = time.perf_counter() + SLICE
+            while not timeline.index_more(BATCH) and time.perf_counter() < until:
+                pass  # (a batch at least per slice)
+            if self.done or time.perf_counter() - refreshed > REFRESH:
+                self._show()
+                refreshed = time.perf_counter()
+            await asyncio.sleep(0)
+        self.finished_after = time.perf_counter() - self.started
+
+    def _show(self) -> None:
+        """Let the panes take in the new steps (when this recording is the one shown)."""
+        app = self.app
+        if not app.is_running:
+            return
+        if app.timeline is not self.timeline:  # a cut is shown: only the status line counts
+            app.refresh_view()
+            return
+        app.query_one(FramesPane).grow()
+        app.find_new_frames()
+        app.refresh_view()

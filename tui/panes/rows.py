@@ -1,0 +1,238 @@
+"""A scrolling list of blocks rendered with the line API: the cost of a move is what is on screen.
+
+A pane that re-rendered whole widgets on every move (a Static per lane, a Static for a 400-entry
+log) made Textual wrap and lay out everything each time, on or off screen. A :class:`RowsView`
+instead holds a list of :class:`Block` values. Each block has a *key* (equal keys, equal look),
+knows its height at a width without drawing itself (cheap), and draws its rows only when one
+of them is on screen; drawn rows are kept in an LRU cache under (key, width), as Toolong keeps
+its lines. A move gives the view new blocks: unchanged keys cost nothing, and only the rows on
+screen whose content changed are refreshed.
+
+Rows are *folded* at the width (cut at the cell, as the frames pane folds raw bytes): a block's
+height is then a sum over its lines' widths, which needs no drawing.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Hashable, Sequence
+
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.events import Resize
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.style import Style
+
+
+def fold_rows(width: int, cells: int) -> int:
+    """Rows of a line ``cells`` wide, folded at ``width``."""
+    return max(1, -(-cells // max(width, 1)))
+
+
+def fold(lines: Sequence[Content], width: int, style: Style) -> list[Strip]:
+    """The rows of ``lines`` folded at ``width`` (each exactly as many as :func:`fold_rows`
+    says, so a block's measured height and its drawing always agree)."""
+    strips: list[Strip] = []
+    for line in lines:
+        strips += fold_strip(Strip(line.render_segments(style), line.cell_length), width)
+    return strips
+
+
+def wrap(lines: Sequence[Content], width: int) -> list[Content]:
+    """``lines`` word-wrapped at ``width`` (as a Static wraps them); short lines as they are."""
+    width = max(width, 1)
+    out: list[Content] = []
+    for line in lines:
+        out += line.wrap(width) if line.cell_length > width else [line]
+    return out
+
+
+def render(lines: Sequence[Content], style: Style) -> list[Strip]:
+    return [Strip(line.render_segments(style), line.cell_length) for line in lines]
+
+
+def fold_strip(strip: Strip, width: int) -> list[Strip]:
+    """One rendered line cut into rows of ``width`` cells. A line is rendered to segments once
+    and the segments are cut: folding the Content first would shift every span of a long line
+    once per row (a lane's argument text has a span or two per fragment, hundreds a line)."""
+    width = max(width, 1)
+    cells = strip.cell_length
+    want = fold_rows(width, cells)
+    if want == 1:
+        return [strip.crop(0, width) if cells > width else strip]
+    rows = list(strip.divide([*range(width, cells, width), cells]))
+    return (rows + [Strip.blank(0)] * want)[:want]
+
+
+class Block:
+    """One item of a :class:`RowsView`. Subclasses set ``key`` and implement both methods."""
+
+    key: Hashable = None
+
+    def rows(self, width: int) -> int:
+        """Its height at ``width`` cells (without drawing it)."""
+        raise NotImplementedError
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        """Exactly ``rows(width)`` rows, ``width`` cells wide at most."""
+        raise NotImplementedError
+
+
+class Wrapped(Block):
+    """Content word-wrapped to the width (as a Static wraps it), built only when measured or
+    drawn: ``build`` is called at most once, and each width is wrapped once."""
+
+    def __init__(self, key: Hashable, build: Callable[[], Content], blank_after: int = 0) -> None:
+        self.key, self._build, self.blank_after = key, build, blank_after
+        self._wrapped: dict[int, list[Content]] = {}
+        self._content: Content | None = None
+
+    @property
+    def content(self) -> Content:
+        if self._content is None:
+            self._content = self._build()
+        return self._content
+
+    def lines(self, width: int) -> list[Content]:
+        lines = self._wrapped.get(width)
+        if lines is None:
+            lines = self._wrapped[width] = self.content.wrap(max(width, 1)) or [Content("")]
+        return lines
+
+    def rows(self, width: int) -> int:
+        return len(self.lines(width)) + self.blank_after
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        style = view.visual_style
+        strips = [Strip(line.render_segments(style), line.cell_length) for line in self.lines(width)]
+        return strips + [Strip.blank(width, view.rich_style)] * self.blank_after
+
+
+class RowsView(ScrollView, can_focus=False):
+    """Blocks top to bottom, drawn lazily, the rows on screen only."""
+
+    DEFAULT_CSS = """
+    RowsView { overflow-x: hidden; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.blocks: list[Block] = []
+        self._keys: list[Hashable] = []
+        self._starts: list[int] = [0]  # first row of each block, and the total at the end
+        self._width = 0
+        self._heights: dict[tuple[Hashable, int], int] = {}
+        self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(256)
+
+    # -- model ---------------------------------------------------------------------------------
+
+    def set_blocks(self, blocks: list[Block]) -> bool:
+        """Show these blocks; True when anything changed (only changed rows on screen are
+        refreshed)."""
+        keys = [b.key for b in blocks]
+        if keys == self._keys and self._width:
+            self.blocks = blocks
+            return False
+        before = self._on_screen()
+        self.blocks, self._keys = blocks, keys
+        self._layout()
+        after = self._on_screen()
+        for y, (old, new) in enumerate(zip(before, after, strict=False)):
+            if old != new:
+                self.refresh_line(y + round(self.scroll_y))
+        if len(before) != len(after):
+            self.refresh()
+        return True
+
+    def clear_cache(self) -> None:
+        self._heights.clear()
+        self._cache.clear()
+
+    @property
+    def width_cells(self) -> int:
+        return max(self.scrollable_content_region.width, 8)
+
+    def _layout(self) -> None:
+        width = self._width = self.width_cells
+        if len(self._heights) > 8192:  # keys of steps long gone
+            self._heights.clear()
+        starts, total = [0], 0
+        for block in self.blocks:
+            hk = (block.key, width)
+            rows = self._heights.get(hk)
+            if rows is None:
+                rows = self._heights[hk] = block.rows(width)
+            total += rows
+            starts.append(total)
+        self._starts = starts
+        self.virtual_size = Size(width, total)
+
+    def _on_screen(self) -> list[tuple[Hashable, int] | None]:
+        """What each row on screen shows: (block key, row in the block)."""
+        if not self._width:
+            return []
+        top, shown = round(self.scroll_y), []
+        for row in range(top, top + self.scrollable_content_region.height):
+            i = self.block_at(row)
+            shown.append(None if i is None else (self._keys[i], row - self._starts[i]))
+        return shown
+
+    def on_resize(self, event: Resize) -> None:
+        if self.width_cells != self._width:
+            self._layout()
+            self.refresh()
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        # The scrollbar came or went: the width of the rows changed.
+        if self._width:
+            self.call_later(self._rewidth)
+
+    def _rewidth(self) -> None:
+        if self.width_cells != self._width:
+            self._layout()
+            self.refresh()
+
+    # -- geometry ------------------------------------------------------------------------------
+
+    def block_at(self, row: int) -> int | None:
+        if row < 0 or row >= self._starts[-1]:
+            return None
+        return bisect_right(self._starts, row) - 1
+
+    def block_top(self, i: int) -> int:
+        return self._starts[i]
+
+    def block_height(self, i: int) -> int:
+        return self._starts[i + 1] - self._starts[i]
+
+    def show_block(self, i: int) -> None:
+        """Scroll so block ``i`` is in view (its top, when it is taller than the view)."""
+        top, bottom = self._starts[i], self._starts[i + 1]
+        y, height = round(self.scroll_y), self.scrollable_content_region.height
+        if top >= y and bottom <= y + height:
+            return
+        target = top if bottom - top >= height or top < y else bottom - height
+        self.scroll_to(y=max(0, target), animate=False, immediate=True)
+
+    # -- rendering -----------------------------------------------------------------------------
+
+    def strips(self, i: int) -> list[Strip]:
+        block = self.blocks[i]
+        key = (block.key, self._width, self.app.theme)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = block.render(self._width, self)
+        return cached
+
+    def render_line(self, y: int) -> Strip:
+        row = y + round(self.scroll_y)
+        width = self.size.width
+        i = self.block_at(row)
+        if i is None:
+            return Strip.blank(width, self.rich_style)
+        strips = self.strips(i)
+        at = row - self._starts[i]
+        strip = strips[at] if at < len(strips) else Strip.blank(width, self.rich_style)
+        return strip.crop_extend(0, width, self.rich_style)
