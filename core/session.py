@@ -46,10 +46,10 @@ from .session_model import (
     SessionHeader,
     StreamEnd,
 )
-from .session_reader import read_session
+from .session_reader import MAX_LINE_DEPTH, read_session
 
 __all__ = [
-    "END_KINDS", "FORMAT_VERSION", "MAX_LINE_BYTES", "REDACTED", "SECRET_HEADERS",
+    "END_KINDS", "FORMAT_VERSION", "MAX_LINE_BYTES", "MAX_LINE_DEPTH", "REDACTED", "SECRET_HEADERS",
     "SECRET_QUERY_PARAMS", "SUPPORTED_VERSIONS", "Chunk", "Session", "SessionHeader",
     "SessionWriter", "StreamEnd", "open_input", "open_session", "redact_header", "redact_headers",
     "redact_url",
@@ -87,7 +87,9 @@ def _dump(obj: Any, what: str) -> bytes:
     try:
         out = orjson.dumps(obj)
     except TypeError as exc:
-        raise CallscopeError(f"cannot write the {what} as JSON: {exc}") from None
+        why = (f"nested deeper than {MAX_LINE_DEPTH} levels" if "ecursion" in str(exc)
+               else str(exc))
+        raise CallscopeError(f"cannot write the {what} as JSON: {why}") from None
     for raw, escaped in _LINE_BREAKERS:
         if raw in out:
             out = out.replace(raw, escaped)
@@ -158,6 +160,9 @@ class SessionWriter:
         self._count = 0
         try:
             self._put(_header_line(header))
+        except CallscopeError as exc:  # a header built in memory (a HAR, --tools) may not fit
+            self.discard()
+            raise CallscopeError(f"{path}: {exc}") from None
         except BaseException:
             self.discard()
             raise

@@ -33,6 +33,11 @@ from .session_model import (
 _BOM = b"\xef\xbb\xbf"
 _TAIL_BLOCK = 64 * 1024
 
+MAX_LINE_DEPTH = 254
+"""The deepest nesting of arrays and objects a session line may hold (the line's own object is
+level 1). orjson reads 1,024 levels but writes only 254: a deeper header loaded, then could not
+be saved again. Refusing it when reading makes every session that loads one that saves."""
+
 _NO_END = "the file has no end line: the recorder stopped before the stream ended"
 
 
@@ -58,9 +63,30 @@ def _lines(path: str, f: IO[bytes], line: int, limit: int) -> Iterator[tuple[int
             yield line, raw
 
 
+def _too_deep(raw: bytes, obj: Any) -> bool:
+    """Whether ``obj`` (parsed from ``raw``) nests deeper than :data:`MAX_LINE_DEPTH`. Walked
+    without recursion; skipped when the line has too few brackets to nest that deep (a chunk
+    line of SSE text has many, but parses to one flat object)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_LINE_DEPTH:
+        return False
+    level: list[tuple[Any, int]] = [(obj, 1)]
+    while level:
+        value, depth = level.pop()
+        if depth > MAX_LINE_DEPTH:
+            return True
+        if isinstance(value, dict):
+            level.extend((v, depth + 1) for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            level.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
+    return False
+
+
+_DEEP = f"nested deeper than {MAX_LINE_DEPTH} levels (the most a session line may hold)"
+
+
 def _loads(path: str, raw: bytes, line: int | None) -> Any:
     try:
-        return orjson.loads(raw)
+        obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         try:
             raw.decode("utf-8")
@@ -68,6 +94,9 @@ def _loads(path: str, raw: bytes, line: int | None) -> Any:
             raise InputError(path, f"not UTF-8 (byte {bad.start + 1} of the line); a session "
                              "file is UTF-8 text", line=line) from None
         raise InputError(path, f"bad JSON at column {exc.colno}: {exc.msg}", line=line) from None
+    if _too_deep(raw, obj):
+        raise InputError(path, _DEEP, line=line)
+    return obj
 
 
 def _parse_header(path: str, raw: bytes, line: int) -> SessionHeader:
@@ -233,6 +262,8 @@ def _read_end(path: str, f: IO[bytes], lo: int, hi: int, limit: int) -> StreamEn
         return StreamEnd("missing", detail=_NO_END)  # chunks() reports the line
     if not (isinstance(obj, dict) and "end" in obj):
         return StreamEnd("missing", detail=_NO_END)
+    if _too_deep(raw, obj):
+        raise InputError(path, _DEEP, line=_line_at(f, start))
     try:
         return _parse_end(path, obj, None)
     except InputError as exc:

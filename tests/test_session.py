@@ -436,3 +436,74 @@ def test_the_documented_example_loads(tmp_path):
     resaved = tmp_path / "resaved.jsonl"
     save_session(str(resaved), s.header, chunks, s.end)
     assert resaved.read_text() == example
+
+
+# -- nesting depth ------------------------------------------------------------------------------
+
+def nested(depth: int) -> str:
+    """A JSON value ``depth`` levels deep (arrays, an object at the bottom)."""
+    return "[" * (depth - 1) + "{}" + "]" * (depth - 1)
+
+
+DEEP_LINES = {  # each line nested one level past the limit (its own object is level 1)
+    "header": ('{"callscope":"session","version":1,"x":%s}', 1),
+    "header tools": ('{"callscope":"session","version":1,"tools":[{"name":"f","parameters":%s}]}',
+                     3),
+    "chunk": ('{"t":0,"text":"a","x":%s}', 1),
+    "end": ('{"end":"clean","x":%s}', 1),
+}
+
+
+@pytest.mark.parametrize("where", sorted(DEEP_LINES))
+def test_a_line_nested_past_the_limit_is_refused_with_its_line(tmp_path, where):
+    template, above = DEEP_LINES[where]
+    limit = session_module.MAX_LINE_DEPTH
+    header, chunk, end = '{"callscope":"session","version":1}', '{"t":0,"text":"data: x\\n\\n"}', \
+        '{"end":"clean"}'
+    lines = {"header": [None, chunk, end], "header tools": [None, chunk, end],
+             "chunk": [header, None, end], "end": [header, chunk, None]}[where]
+    number = lines.index(None) + 1
+    ok, deep = (template % nested(limit - above), template % nested(limit - above + 1))
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(ok if line is None else line for line in lines) + "\n")
+    session = open_session(str(path))  # exactly at the limit: loads, and saves again
+    chunks = list(session.chunks())
+    save_session(str(tmp_path / "again.jsonl"), session.header, chunks, session.end)
+    assert [c.data for c in open_session(str(tmp_path / "again.jsonl")).chunks()] == [
+        c.data for c in chunks]
+
+    path.write_text("\n".join(deep if line is None else line for line in lines) + "\n")
+    with pytest.raises(InputError, match=f"nested deeper than {limit} levels") as err:
+        list(open_session(str(path)).chunks())
+    assert err.value.line == number and str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_chunk_lines_full_of_brackets_are_not_deep(tmp_path):
+    # SSE text holds JSON: many brackets on a line, none of them nesting the line itself.
+    text = "data: " + "[{}]" * 1000 + "\n\n"
+    path = tmp_path / "s.jsonl"
+    save_session(str(path), SessionHeader(), [Chunk(0.0, text.encode())], StreamEnd("clean"))
+    assert [c.data for c in open_session(str(path)).chunks()] == [text.encode()]
+
+
+def test_a_deep_session_line_is_a_one_line_error_from_the_cli(tmp_path, capsys):
+    from callscope.tui.cli import main
+
+    path = tmp_path / "deep.jsonl"
+    deep = nested(300)
+    path.write_text(f'{{"callscope":"session","version":1,"x":{deep}}}\n{{"end":"clean"}}\n')
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}:1: " in err
+    assert "nested deeper than" in err and "Traceback" not in err
+
+
+def test_a_header_too_deep_to_save_is_refused_naming_the_file(tmp_path):
+    # Built in memory (not read from a file, which refuses it): the save says which file.
+    header = SessionHeader(extra={"x": orjson.loads(nested(300))})
+    target = tmp_path / "s.jsonl"
+    with pytest.raises(CallscopeError, match="nested deeper than") as err:
+        save_session(str(target), header, [], StreamEnd("clean"))
+    assert str(target) in str(err.value) and not target.exists()
+    assert os.listdir(tmp_path) == []  # no partial file left behind
