@@ -223,7 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--own-cap", type=float, help="the same for the floor and callscope (default 90)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", help="comma-separated: sizes, coarse, parallel, events, gemini, "
-                                       "check, memory, tui")
+                                       "check, memory, tui, live (the debugger under a live "
+                                       "10,000 events/s stream; only when named)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the report to FILE")
     args = parser.parse_args(argv)
     cfg = configure("quick" if args.quick else "full" if args.full else "default")
@@ -250,6 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         check = memory = tui = None
         if only is None or "tui" in only:
             tui = tui_section(cfg, out)
+        if only is not None and "live" in only:  # ~1 min of wall time: asked for by name
+            from .live_bench import run_section
+
+            out()
+            for line in run_section(10_000, 10.0):
+                out(line)
         if only is None or "check" in only:
             check = check_cost(small_session(cfg.check_bytes, cfg.seed))
             out("\n### `callscope check` against one replay\n")

@@ -63,8 +63,8 @@ def serve_faults(args: argparse.Namespace) -> Any:
     from .serve import Faults, check_faults, parse_faults
 
     flags = Faults(cut=args.cut, frames=args.frames, end=args.end, hold=args.hold,
-                   chunk=args.chunk, delay=args.delay, speed=args.speed, status=args.status,
-                   body=args.error_body)
+                   chunk=args.chunk, delay=args.delay, speed=args.speed, rate=args.rate,
+                   status=args.status, body=args.error_body)
     spec = parse_faults(args.fault) if args.fault else Faults()
     return check_faults(spec.merged(flags))
 
@@ -226,6 +226,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--chunk", type=_count, metavar="N", help="re-chunk into N-byte pieces")
     p.add_argument("--delay", type=_seconds, metavar="S", help="fixed delay between chunks")
     p.add_argument("--speed", type=float, metavar="F", help="recorded timing / F (inf: none)")
+    p.add_argument("--rate", type=float, metavar="N",
+                   help="N SSE events a second (replaces the recorded timing)")
     p.add_argument("--status", type=_count, metavar="CODE", help="answer with an HTTP error")
     p.add_argument("--error-body", metavar="TEXT", help="the body of that error")
     p.set_defaults(handler=cmd_serve)

@@ -12,6 +12,7 @@ in an HTTP error answers with that status and body.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import math
 import os
 import re
@@ -84,6 +85,9 @@ class Faults:
     """Seconds between chunks (replaces the recorded timing)."""
     speed: float | None = None
     """Recorded timing divided by this (``inf``: no waiting)."""
+    rate: float | None = None
+    """SSE frames (events) per second: replaces the recorded timing, ``delay`` and ``speed``
+    (a provider pouring events out at a steady rate, however the bytes were recorded)."""
     status: int | None = None
     """Answer with this HTTP status instead of a stream."""
     body: str | None = None
@@ -99,7 +103,7 @@ class Faults:
 
 _INT_KEYS = {"cut": "cut", "frames": "frames", "cut_frame": "frames", "chunk": "chunk",
              "status": "status"}
-_FLOAT_KEYS = {"delay": "delay", "speed": "speed", "hold": "hold"}
+_FLOAT_KEYS = {"delay": "delay", "speed": "speed", "hold": "hold", "rate": "rate", "eps": "rate"}
 
 
 def parse_faults(spec: str) -> Faults:
@@ -134,7 +138,7 @@ def parse_faults(spec: str) -> Faults:
             values["session"] = value
         else:
             raise FaultError(f"unknown fault {key!r} (cut, frames, end, reset, stall, hold, "
-                             "chunk, delay, speed, status, body, session)")
+                             "chunk, delay, speed, rate, status, body, session)")
     return check_faults(Faults(**values))
 
 
@@ -157,6 +161,8 @@ def check_faults(faults: Faults) -> Faults:
         raise FaultError("chunk must be >= 1")
     if faults.speed is not None and not faults.speed > 0:
         raise FaultError("speed must be > 0 (inf: no waiting)")
+    if faults.rate is not None and not 0 < faults.rate < math.inf:
+        raise FaultError("rate must be a number of events per second > 0")
     if faults.status is not None and not 400 <= faults.status <= 599:
         raise FaultError("status must be an HTTP error status (4xx/5xx)")
     if faults.end is not None and faults.end not in ENDINGS:
@@ -181,13 +187,19 @@ class Loaded:
     def size(self) -> int:
         return sum(len(data) for _, data in self.chunks)
 
-    def frame_end(self, count: int) -> int:
-        """The byte offset just past the first ``count`` frames."""
+    @property
+    def frame_ends(self) -> list[int]:
+        """The byte offset just past each SSE frame (block) of the session, computed once."""
         if self._frame_ends is None:
             self._frame_ends = [f.end for f in decode_all(b"".join(d for _, d in self.chunks))]
+        return self._frame_ends
+
+    def frame_end(self, count: int) -> int:
+        """The byte offset just past the first ``count`` frames."""
+        ends = self.frame_ends
         if count == 0:
             return 0
-        return self._frame_ends[min(count, len(self._frame_ends)) - 1] if self._frame_ends else 0
+        return ends[min(count, len(ends)) - 1] if ends else 0
 
 
 def load(path: str, session: Session | None = None) -> Loaded:
@@ -316,7 +328,10 @@ class Emulator:
         await out.start(200, [("content-type", session.content_type),
                               ("cache-control", "no-cache"),
                               ("x-callscope-session", session.name)])
-        await self._send(_pieces(session.chunks, faults.chunk, cut), faults, out)
+        pieces = _pieces(session.chunks, faults.chunk, cut)
+        if faults.rate is not None:
+            pieces = _paced(pieces, session.frame_ends, faults.rate)
+        await self._send(pieces, faults, out)
         if ending == "clean":
             await out.end()
         elif ending == "reset":
@@ -330,9 +345,9 @@ class Emulator:
     async def _send(self, pieces: Iterable[TimedBytes], faults: Faults, out: Responder) -> None:
         loop = asyncio.get_running_loop()
         start = loop.time()
-        speed = faults.speed or 1.0
+        speed = 1.0 if faults.rate is not None else faults.speed or 1.0
         for i, (t, data) in enumerate(pieces):
-            if faults.delay is not None:
+            if faults.delay is not None and faults.rate is None:
                 if i and faults.delay:
                     await asyncio.sleep(faults.delay)
             elif t is not None and math.isfinite(speed):
@@ -352,6 +367,18 @@ class Emulator:
 def _pieces(chunks: list[TimedBytes], size: int | None, cut: int | None) -> Iterator[TimedBytes]:
     chunking = Chunking("bytes", size=size) if size else Chunking("recorded")
     return rechunk(chunks, chunking, cut)
+
+
+def _paced(pieces: Iterable[TimedBytes], frame_ends: list[int], rate: float) -> Iterator[TimedBytes]:
+    """The pieces re-timed for ``rate`` frames a second: a piece goes out once every frame that
+    ends before its first byte is due (frame k at k / rate), so N frames take (N - 1) / rate
+    seconds however the bytes are cut. Pieces that fall due together are sent back to back
+    (``_send`` sleeps only when the next one is not due yet), so the pace holds at tens of
+    thousands of events a second, where one sleep per piece would not."""
+    offset = 0
+    for _, data in pieces:
+        yield bisect.bisect_right(frame_ends, offset) / rate, data
+        offset += len(data)
 
 
 def _not_streaming(request: Request, protocol: str) -> str | None:

@@ -15,7 +15,7 @@ import pytest
 from callscope.core.engine import Engine
 from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
 from callscope.core.sse import decode_all
-from callscope.net.serve import FaultError, Faults, parse_faults, protocol_for_path
+from callscope.net.serve import FaultError, Faults, _paced, parse_faults, protocol_for_path
 from loopback import ANTHROPIC, CHAT, CHAT_TEXT, GENERATE, INTERACTIONS, RESPONSES, post, serving
 
 ENDPOINT_CASES = [
@@ -186,6 +186,32 @@ def test_recorded_timing_and_speed(tmp_path):
     assert 0.15 <= faster[-1][0] < 0.55
 
 
+def test_rate_paces_events_however_the_bytes_are_cut():
+    full = CHAT.read_bytes()
+    ends = [f.end for f in decode_all(full)]
+    rate = 80.0
+    with serving(CHAT) as url:  # the defaults say delay=0: rate replaces it
+        _, data, reads = post(url, "/v1/chat/completions", fault=f"rate={rate:g},chunk=7")
+        _, cut, _ = post(url, "/v1/chat/completions", fault="eps=1000,frames=3,end=clean")
+    assert data == full and cut == full[:ends[2]]
+    # The read completing frame k (0-based) cannot come before k / rate (lower bounds only:
+    # a loaded machine can delay a read, never hasten one).
+    received = 0
+    for t, piece in reads:
+        received += len(piece)
+        complete = sum(1 for end in ends if end <= received)
+        assert t >= (complete - 1) / rate - 0.005
+    assert reads[-1][0] >= (len(ends) - 1) / rate
+
+
+def test_paced_pieces_fall_due_by_frames():
+    # Frame k is due at k / rate; a piece goes out once every frame ending before it is due.
+    pieces = [(0.0, b"data: a\n\n"), (0.0, b"data: b"), (0.0, b"\n\ndata: c\n\n")]
+    ends = [9, 18, 27]
+    assert [t for t, _ in _paced(pieces, ends, 10.0)] == [0.0, 0.1, 0.1]
+    assert [t for t, _ in _paced([(0.0, b"x" * 27)], ends, 10.0)] == [0.0]
+
+
 def test_recorded_endings_are_replayed(tmp_path):
     data = CHAT.read_bytes()
     reset, error = tmp_path / "reset.jsonl", tmp_path / "error.jsonl"
@@ -225,7 +251,10 @@ def test_parse_faults():
         frames=3, chunk=5, delay=0.01, speed=float("inf"))
     assert parse_faults("status=500,body=a,b=c") == Faults(status=500, body="a,b=c")
     assert parse_faults("session=x") == Faults(session="x")
-    for bad in ("cut=x", "nope=1", "end=later", "chunk=0", "status=200", "speed=0", "=3"):
+    assert parse_faults("rate=10000,chunk=3") == parse_faults("eps:1e4,chunk:3") == Faults(
+        rate=10_000.0, chunk=3)
+    for bad in ("cut=x", "nope=1", "end=later", "chunk=0", "status=200", "speed=0", "=3",
+                "rate=0", "rate=inf", "rate=-5", "rate=nan"):
         with pytest.raises(FaultError):
             parse_faults(bad)
 
