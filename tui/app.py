@@ -20,7 +20,7 @@ from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Footer, Static
 
 from ..core.engine import ChunkStep, DecisionStep
@@ -55,7 +55,9 @@ class CallscopeApp(App[None]):
     COMMANDS = App.COMMANDS | {CallscopeCommands}
     BINDINGS = BINDINGS
 
-    cursor: reactive[int] = reactive(0, init=False, always_update=True)
+    # A var, not a reactive: a reactive on the App repaints the whole screen on every change;
+    # the panes refresh (only the rows that changed) themselves.
+    cursor: var[int] = var(0, init=False, always_update=True)
 
     def __init__(self, chunks: Sequence[TimedBytes], *, source: str, protocol: str | None = None,
                  tools: ToolSet | None = None, note: str | None = None,

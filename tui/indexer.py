@@ -11,6 +11,7 @@ second, the way a live stream is followed (``follow.py``), but the cursor stays 
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ class Indexer:
         """Seconds from the start to the whole recording indexed."""
         self.total = sum(len(data) for _, data in timeline.source)
         timeline.index_more(FIRST_STEPS)
+        gc.freeze()
 
     @property
     def done(self) -> bool:
@@ -56,6 +58,10 @@ class Indexer:
             while not timeline.index_more(BATCH) and time.perf_counter() < until:
                 pass  # (a batch at least per slice)
             if self.done or time.perf_counter() - refreshed > REFRESH:
+                # The index is millions of long-lived objects: moved out of the collector's
+                # sight, a full collection no longer walks them (each took up to a second,
+                # while indexing and then in the middle of a key press).
+                gc.freeze()
                 self._show()
                 refreshed = time.perf_counter()
             await asyncio.sleep(0)

@@ -104,6 +104,19 @@ class TextStyles:
         return linked
 
 
+def text_styles(view: RowsView, base: Style) -> TextStyles:
+    """The pane's text styles on ``base`` (kept while the theme is: the links made for each
+    frame are reused from one drawing to the next)."""
+    cache: dict[tuple[str, Style], TextStyles] = view.__dict__.setdefault("_text_styles", {})
+    key = (view.app.theme, base)
+    styles = cache.get(key)
+    if styles is None or len(styles._links) > 20_000:
+        if len(cache) > 8:
+            cache.clear()
+        styles = cache[key] = TextStyles(view, base)
+    return styles
+
+
 def argument_lines(call: CallView, timeline: Timeline | None, k: int,
                    st: TextStyles) -> list[list[Segment]]:
     """The raw text (window) as segments, one list per line (a newline shows as ␊ and breaks
@@ -256,8 +269,8 @@ class Lane(Block):
         if not self.call.text:
             return [list(Content.styled("(no argument text yet)", "$text-muted italic")
                          .render_segments(base or view.visual_style))]
-        styles = TextStyles(view, base or view.visual_style)
-        return argument_lines(self.call, self.timeline, self.k, styles)
+        return argument_lines(self.call, self.timeline, self.k,
+                              text_styles(view, base or view.visual_style))
 
     def plain(self, view: RowsView) -> str:
         """The lane's text as drawn, one logical line a line (for tests and copying)."""
@@ -274,8 +287,10 @@ class Lane(Block):
         base = view.visual_style + (border.background_style if self.selected else Style())
         head, tail = self._wrapped(width)
         rows = render(head, base)
-        for segments in self.text_lines(view, base):
-            rows += fold_strip(Strip(segments), inner)
+        lines = self.text_lines(view, base)
+        widths = self._measured[1] if self.call.text else [None] * len(lines)
+        for segments, width_cells in zip(lines, widths, strict=True):
+            rows += fold_strip(Strip(segments, width_cells), inner)
         rows += render(tail, base)
         bar = "║" if self.selected else "│"
         left = Strip(Content.styled(bar + " ", border).render_segments(base), 2)
@@ -284,7 +299,7 @@ class Lane(Block):
                 for row in rows]
         top = self._edge(width, self.title(), True, border, base, view)
         bottom = self._edge(width, _outcome(self.call), False, border, base, view)
-        return [top, *body, bottom, Strip.blank(width, view.rich_style)]
+        return [top, *body, bottom, Strip.blank(width, view.visual_style.rich_style)]
 
     def _edge(self, width: int, label: Content, top: bool, border: Style, base: Style,
               view: RowsView) -> Strip:
@@ -326,9 +341,9 @@ class TurnText(Block):
 
     def render(self, width: int, view: RowsView) -> list[Strip]:
         style = view.visual_style + view.get_visual_style("buffers--turn", partial=True)
-        pad = Strip.blank(1, view.rich_style)
+        pad = Strip.blank(1, view.visual_style.rich_style)
         rows = [Strip.join([pad, row]) for row in render(self._lines(width), style)]
-        return rows + [Strip.blank(width, view.rich_style)]
+        return rows + [Strip.blank(width, view.visual_style.rich_style)]
 
 
 class Empty(Block):

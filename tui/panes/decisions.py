@@ -202,10 +202,7 @@ class DecisionsPane(Vertical, can_focus=False):
 
     def show(self, view: View) -> None:
         assert self.timeline is not None
-        height = self.summary_view.virtual_size.height
         self.summary_view.set_blocks(summary_blocks(view, self.timeline))
-        if self.summary_view.virtual_size.height != height:
-            self.summary_view.refresh(layout=True)  # its height is its content's (up to 60%)
         if self.log_view.set_blocks(log_blocks(view, self.timeline)):
             self.log_view.scroll_end(animate=False, immediate=True)
 

@@ -22,6 +22,7 @@ from textual.events import Click, Resize
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.style import Style
 
@@ -29,6 +30,7 @@ from ...core.sse import Frame
 from ...core.timeline import Timeline, View
 from .. import safe
 from .rawbytes import cells, char_start, fmt_time, line_spans, whole_chars
+from .rows import quick_scrollbar, set_virtual_size
 
 GUTTER = 2
 CHUNK_MARK = "┊"
@@ -78,6 +80,10 @@ class FramesPane(ScrollView, can_focus=False):
         self._tail_cache: tuple[tuple[object, ...], list[Strip]] | None = None
         self._pin_end = False  # following a growing stream: its newest rows stay in view
         self._followed: tuple[int | None, int] | None = None  # (frame, layout) last scrolled to
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        return quick_scrollbar(self)
 
     # -- model ---------------------------------------------------------------------------------
 
@@ -147,16 +153,19 @@ class FramesPane(ScrollView, can_focus=False):
     def show(self, view: View, matches: frozenset[int] | None = None,
              only: list[int] | None = None) -> None:
         """Render ``view``; mark ``matches``; with ``only``, show just those frames (a filter)."""
-        self.view = view
+        before, self.view = self.view, view
+        everything = before is None or self._tail != b""
         if self.timeline is not None and len(self._widths) < len(self.timeline.frames):
             self.grow()  # the timeline grew since the last refresh (indexing, a live stream)
         if matches is not None and matches != self.matches:
-            self.matches = matches
+            self.matches, everything = matches, True
         if only != self._only:
-            self._only = only
+            self._only, everything = only, True
             self._layout_width = 0  # the rows change: lay out again
-        self._relayout()
-        self.refresh()
+        if self._relayout() or everything:
+            self.refresh()
+        else:  # only the frames on screen whose look changed (a step: two or three)
+            self._refresh_changed(before)
         # Scroll only when the cursor's frame or the rows changed: a refresh of a growing
         # stream keeps the scroll position (unless following it).
         if self._pin_end or self._followed != (self._frame_index(), self._layout_width):
@@ -200,10 +209,26 @@ class FramesPane(ScrollView, can_focus=False):
     def _shown(self) -> Sequence[int]:
         return range(len(self._widths)) if self._only is None else self._only
 
-    def _relayout(self) -> None:
+    def _refresh_changed(self, before: View) -> None:
+        top, height = round(self.scroll_y), self.scrollable_content_region.height
+        first, last = self.frame_of_row(top), self.frame_of_row(top + height - 1)
+        if first is None:
+            self.refresh()
+            return
+        shown = self._shown()
+        lo = self._slot(first)
+        hi = self._slot(last) if last is not None else len(shown) - 1
+        for slot in range(lo, hi + 1):
+            index = shown[slot]
+            if self._role(index, before) != self._role(index):
+                start = self._starts[slot]
+                self.refresh_lines(start, self._starts[slot + 1] - start)
+
+    def _relayout(self) -> bool:
+        """Lay the rows out again if the width changed; True if it did."""
         width = max(self.scrollable_content_region.width, GUTTER + 8)
         if width == self._layout_width:
-            return
+            return False
         self._layout_width = width
         body = width - GUTTER
         counts = (self._rows(self._widths[i], body) for i in self._shown())
@@ -211,6 +236,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._cache.clear()
         self._followed = None  # the rows moved: find the current frame again
         self._set_size()
+        return True
 
     @staticmethod
     def _rows(widths: list[int], body: int) -> int:
@@ -218,8 +244,8 @@ class FramesPane(ScrollView, can_focus=False):
         return sum(max(1, -(-w // body)) for w in widths)
 
     def _set_size(self) -> None:
-        self.virtual_size = Size(self._layout_width,
-                                 self._starts[-1] + len(self._tail_strips()))
+        set_virtual_size(self, Size(self._layout_width,
+                                    self._starts[-1] + len(self._tail_strips())))
 
     def watch_show_vertical_scrollbar(self) -> None:
         # The scrollbar comes (a growing stream got taller than the pane) or goes: no Resize
@@ -284,14 +310,15 @@ class FramesPane(ScrollView, can_focus=False):
         if index is None or self.timeline is None:
             tail = self._tail_strips()
             if 0 <= row - self._starts[-1] < len(tail):
-                return tail[row - self._starts[-1]].crop_extend(0, width, self.rich_style)
-            return Strip.blank(width, self.rich_style)
+                return tail[row - self._starts[-1]].crop_extend(0, width, self.visual_style.rich_style)
+            return Strip.blank(width, self.visual_style.rich_style)
         strips = self._frame_strips(index)
         strip = strips[row - self._starts[self._slot(index)]]
-        return strip.crop_extend(0, width, self.rich_style)
+        return strip.crop_extend(0, width, self.visual_style.rich_style)
 
-    def _role(self, index: int) -> tuple[str, int | None]:
-        view = self.view
+    def _role(self, index: int, view: View | None = None) -> tuple[str, int | None]:
+        """How frame ``index`` looks at ``view`` (by default: the one shown)."""
+        view = view or self.view
         if view is None:
             return "past", None
         frame = self.timeline.frames[index]  # type: ignore[union-attr]

@@ -17,13 +17,17 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
 
+from rich.color import Color as RichColor
+from rich.style import Style as RichStyle
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.events import Resize
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual.style import Style
+from textual.widget import Widget
 
 
 def fold_rows(width: int, cells: int) -> int:
@@ -64,6 +68,59 @@ def fold_strip(strip: Strip, width: int) -> list[Strip]:
         return [strip.crop(0, width) if cells > width else strip]
     rows = list(strip.divide([*range(width, cells, width), cells]))
     return (rows + [Strip.blank(0)] * want)[:want]
+
+
+class QuickScrollBar(ScrollBar):
+    """A vertical scrollbar drawn straight to strips. Textual draws its scrollbars as a Rich
+    renderable through a console, then through the styles cache line by line: about 2 ms each
+    time one moves, and on a seek every pane's bar moves."""
+
+    _rows: tuple[tuple[object, ...], list[Strip]] | None = None
+
+    def _bar_rows(self) -> list[Strip] | None:
+        bar = self.render()
+        if not isinstance(bar, ScrollBarRender) or not self.vertical:
+            return None
+        height, width = self.size.height, self.size.width
+        key = (height, width, bar.virtual_size, bar.window_size, bar.position, str(bar.style))
+        if self._rows is None or self._rows[0] != key:
+            style = bar.style if isinstance(bar.style, RichStyle) else RichStyle.parse(str(bar.style))
+            segments = bar.render_bar(
+                size=height, virtual_size=bar.virtual_size, window_size=bar.window_size,
+                position=bar.position, thickness=width, vertical=True,
+                back_color=style.bgcolor or RichColor.parse("#555555"),
+                bar_color=style.color or RichColor.parse("bright_magenta"))
+            self._rows = (key, [Strip([segment], width) for segment in segments.segments])
+        return self._rows[1]
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        rows = self._bar_rows()
+        if rows is None or len(rows) < crop.bottom:
+            return super().render_lines(crop)
+        return [rows[y].crop(crop.x, crop.right) for y in range(crop.y, crop.bottom)]
+
+
+def set_virtual_size(widget: ScrollView, size: Size) -> None:
+    """Set a scroll view's virtual size without a layout of the screen. Setting the reactive
+    lays the whole screen out again and repaints the view whole, on every move whose content
+    changed height; only the scrollbars depend on it (a layout happens when one comes or goes)."""
+    old = widget.virtual_size
+    if size != old:
+        widget.set_reactive(Widget.virtual_size, size)
+        widget._scroll_update(size)
+        height = widget.styles.height
+        if height is not None and height.is_auto and size.height != old.height:
+            widget.refresh(layout=True)  # as tall as its content: that is a layout
+
+
+def quick_scrollbar(widget: ScrollView) -> ScrollBar:
+    """The widget's vertical scrollbar, created as a :class:`QuickScrollBar`."""
+    if widget._vertical_scrollbar is None:
+        widget._vertical_scrollbar = bar = QuickScrollBar(
+            vertical=True, name="vertical", thickness=widget.scrollbar_size_vertical)
+        bar.display = False
+        widget.app._start_widget(widget, bar)
+    return widget._vertical_scrollbar
 
 
 class Block:
@@ -107,7 +164,7 @@ class Wrapped(Block):
     def render(self, width: int, view: RowsView) -> list[Strip]:
         style = view.visual_style
         strips = [Strip(line.render_segments(style), line.cell_length) for line in self.lines(width)]
-        return strips + [Strip.blank(width, view.rich_style)] * self.blank_after
+        return strips + [Strip.blank(width, view.visual_style.rich_style)] * self.blank_after
 
 
 class RowsView(ScrollView, can_focus=False):
@@ -125,6 +182,10 @@ class RowsView(ScrollView, can_focus=False):
         self._width = 0
         self._heights: dict[tuple[Hashable, int], int] = {}
         self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(256)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        return quick_scrollbar(self)
 
     # -- model ---------------------------------------------------------------------------------
 
@@ -167,7 +228,7 @@ class RowsView(ScrollView, can_focus=False):
             total += rows
             starts.append(total)
         self._starts = starts
-        self.virtual_size = Size(width, total)
+        set_virtual_size(self, Size(width, total))
 
     def _on_screen(self) -> list[tuple[Hashable, int] | None]:
         """What each row on screen shows: (block key, row in the block)."""
@@ -231,8 +292,8 @@ class RowsView(ScrollView, can_focus=False):
         width = self.size.width
         i = self.block_at(row)
         if i is None:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self.visual_style.rich_style)
         strips = self.strips(i)
         at = row - self._starts[i]
-        strip = strips[at] if at < len(strips) else Strip.blank(width, self.rich_style)
-        return strip.crop_extend(0, width, self.rich_style)
+        strip = strips[at] if at < len(strips) else Strip.blank(width, self.visual_style.rich_style)
+        return strip.crop_extend(0, width, self.visual_style.rich_style)
