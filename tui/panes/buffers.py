@@ -136,6 +136,7 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
         fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + n) - lo
     cuts = sorted({0, n, *(c for r in runs for c in r[:2]), *((fs, fe) if fe > fs else ())})
     lines: list[list[Segment]] = [[]]
+    unsafe = safe.has_unsafe(shown)  # (rare: then each run is checked)
     j = 0
     for a, b in zip(cuts, cuts[1:], strict=False):
         while j < len(runs) and runs[j][1] <= a:
@@ -149,7 +150,7 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
                 lines.append([])
             if not piece:
                 continue
-            if not safe.has_unsafe(piece):
+            if not unsafe or not safe.has_unsafe(piece):
                 lines[-1].append(Segment(piece, st.get(odd, new, False, frame)))
                 continue
             for text, esc in safe.pieces(piece):
@@ -293,10 +294,12 @@ class Lane(Block):
             rows += fold_strip(Strip(segments, width_cells), inner)
         rows += render(tail, base)
         bar = "║" if self.selected else "│"
-        left = Strip(Content.styled(bar + " ", border).render_segments(base), 2)
-        right = Strip(Content.styled(" " + bar, border).render_segments(base), 2)
-        body = [Strip.join([left, row.crop_extend(0, inner, base.rich_style), right])
-                for row in rows]
+        left = list(Content.styled(bar + " ", border).render_segments(base))
+        right = list(Content.styled(" " + bar, border).render_segments(base))
+        pad = base.rich_style
+        body = [Strip([*left, *row, Segment(" " * (inner - row.cell_length), pad), *right], width)
+                if row.cell_length < inner else Strip([*left, *row.crop(0, inner), *right], width)
+                for row in rows]  # (one strip a row: join and crop_extend make three)
         top = self._edge(width, self.title(), True, border, base, view)
         bottom = self._edge(width, _outcome(self.call), False, border, base, view)
         return [top, *body, bottom, Strip.blank(width, view.visual_style.rich_style)]

@@ -30,7 +30,7 @@ from ...core.sse import Frame
 from ...core.timeline import Timeline, View
 from .. import safe
 from .rawbytes import cells, char_start, fmt_time, line_spans, whole_chars
-from .rows import quick_scrollbar, set_virtual_size
+from .rows import fold_strip, quick_scrollbar, set_virtual_size
 
 GUTTER = 2
 CHUNK_MARK = "┊"
@@ -358,14 +358,18 @@ class FramesPane(ScrollView, can_focus=False):
         return self._fold(lines, widths, gutter)
 
     def _fold(self, lines: list[Content], widths: list[int], gutter: Content) -> list[Strip]:
-        """The rows of these lines (``widths`` cells wide), folded to the pane, gutter first."""
+        """The rows of these lines (``widths`` cells wide), folded to the pane, gutter first.
+        Each line is rendered once and its segments cut into rows (see rows.fold_strip)."""
         body_width = self._layout_width - GUTTER
-        rows: list[Content] = []
+        style = self.visual_style
+        lead = list(gutter.render_segments(style))
+        rows: list[Strip] = []
         for line, width in zip(lines, widths, strict=True):
-            folded = line.fold(body_width) if line.cell_length > body_width else [line]
             want = max(1, -(-width // body_width))
-            rows += [gutter + part for part in (folded + [Content("")] * want)[:want]]
-        return [Strip(row.render_segments(self.visual_style), row.cell_length) for row in rows]
+            folded = fold_strip(Strip(line.render_segments(style), line.cell_length), body_width)
+            for part in (folded + [Strip.blank(0)] * want)[:want]:
+                rows.append(Strip([*lead, *part], GUTTER + part.cell_length))
+        return rows
 
     def _tail_strips(self) -> list[Strip]:
         """The rows of the block still arriving: a header and its bytes so far, all dimmed
