@@ -129,19 +129,11 @@ def serving(session: str, rate: float) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def _probe_app(request: Any, path: str, coalesce: float = 0.0) -> Any:
+def _probe_app(request: Any, path: str) -> Any:
     """A ``LiveApp`` that notes when each read arrives, when the app fed it to the engine, and
-    what each refresh of the panes showed. Only observes: the app's code runs unchanged.
-
-    ``coalesce`` > 0 is an experiment, not what ``callscope live`` does: the reads wait in a
-    queue of their own and one message at a time tells the app to feed them to the engine, for
-    at most ``coalesce`` seconds before it lets the keys (and the next such message) in."""
+    what each refresh of the panes showed. Only observes: the app's code runs unchanged."""
     import callscope.tui.app
-    from callscope.tui.live import LiveApp, StreamChunk, StreamEnded
-    from textual.message import Message
-
-    class Drain(Message):
-        pass
+    from callscope.tui.live import LiveApp
 
     class Probe(LiveApp):  # type: ignore[misc]
         # Textual reads CSS_PATH beside the class's own module: point it back at the app's.
@@ -158,6 +150,7 @@ def _probe_app(request: Any, path: str, coalesce: float = 0.0) -> Any:
             self.cpu: dict[str, float] = collections.defaultdict(float)
             """CPU seconds: the reader thread, and the engine and the pane refreshes (both in
             the app's thread)."""
+            self._arrived: collections.deque[float] = collections.deque()
             extend = self.stream.extend
 
             def timed_extend(t: float | None, data: bytes) -> int:
@@ -168,6 +161,16 @@ def _probe_app(request: Any, path: str, coalesce: float = 0.0) -> Any:
                     self.cpu["engine"] += time.thread_time() - c
 
             self.stream.extend = timed_extend  # the app feeds the engine through this
+            put = self.inbox.put
+
+            def timed_put(chunk: Any) -> None:  # the worker thread hands a read to the app
+                self.received += len(chunk.data)
+                arrived = time.perf_counter()
+                self.arrivals.append((arrived, self.received))
+                self._arrived.append(arrived)
+                put(chunk)
+
+            self.inbox.put = timed_put
 
         def _record(self) -> None:
             c = time.thread_time()
@@ -176,46 +179,9 @@ def _probe_app(request: Any, path: str, coalesce: float = 0.0) -> Any:
             finally:
                 self.cpu["reader"] += time.thread_time() - c
 
-        inbox: collections.deque[Any] = collections.deque()
-        draining = False
-
-        def post_message(self, message: Any) -> bool:
-            if isinstance(message, StreamChunk):
-                self.received += len(message.chunk.data)
-                message.arrived = time.perf_counter()
-                self.arrivals.append((message.arrived, self.received))
-                if coalesce:
-                    self.inbox.append(message)
-                    if not self.draining:
-                        self.draining = True
-                        return bool(super().post_message(Drain()))
-                    return True
-            return bool(super().post_message(message))
-
-        def on_stream_chunk(self, message: Any) -> None:
-            # Textual calls every class's handler in turn (this one first, then LiveApp's, which
-            # feeds the engine): no super() call, or each read would be fed twice.
-            self.queue.append(time.perf_counter() - message.arrived)
-
-        def on_drain(self, message: Drain) -> None:
-            self.draining = False  # first: a read appended from now on posts a new Drain
-            self._feed(time.perf_counter() + coalesce)
-            if self.inbox and not self.draining:
-                self.draining = True
-                super().post_message(Drain())  # the rest after what queued meanwhile (keys)
-
-        def _feed(self, until: float) -> None:
-            fed = False
-            while self.inbox and time.perf_counter() < until:
-                message = self.inbox.popleft()
-                self.queue.append(time.perf_counter() - message.arrived)
-                self.stream.extend(message.chunk.t, message.chunk.data)
-                fed = True
-            if fed:
-                self.follower.grew(self.stream)
-
-        def on_stream_ended(self, message: StreamEnded) -> None:
-            self._feed(float("inf"))  # before LiveApp's handler closes the stream
+        def take_chunk(self, chunk: Any) -> None:  # in the app's thread, in arrival order
+            self.queue.append(time.perf_counter() - self._arrived.popleft())
+            super().take_chunk(chunk)
 
         def watch_refreshes(self) -> None:
             follower = self.follower
@@ -310,7 +276,7 @@ async def _drive(app: Any, seed: int, gap: float, keys: dict[str, list[float]],
 
 
 def live_load(stream: BenchStream, rate: float, *, per_event: bool = True, seed: int = 5,
-              gap: float = 0.1, profile: int = 0, cut: bool = True, coalesce: float = 0.0,
+              gap: float = 0.1, profile: int = 0, cut: bool = True,
               workdir: str | None = None) -> LiveLoad:
     """Serve ``stream`` at ``rate`` events a second to the debugger, cut before its terminal
     event (``cut=False``: whole), and measure it (see the module's docstring)."""
@@ -339,7 +305,7 @@ def live_load(stream: BenchStream, rate: float, *, per_event: bool = True, seed:
                                                         "GEMINI_API_KEY": "x"})
             if cut:
                 request.headers["x-callscope-fault"] = f"frames={sent_events},end=clean"
-            app = _probe_app(request, recorded, coalesce)
+            app = _probe_app(request, recorded)
             keys: dict[str, list[float]] = {kind: [] for kind, _ in KEYS}
             moved: collections.Counter[str] = collections.Counter()
             profiler = cProfile.Profile() if profile else None
@@ -391,9 +357,9 @@ def report(r: LiveLoad) -> list[str]:
         lines.append(
             f"- CPU per event: {per * (split.get('app', 0) + split.get('reader', 0)):.0f} µs in "
             f"all; reader thread {per * split.get('reader', 0):.0f} µs (HTTP read, session "
-            f"file, post to the app); app thread {per * split.get('app', 0):.0f} µs: engine "
+            f"file, hand to the app's inbox); app thread {per * split.get('app', 0):.0f} µs: engine "
             f"{per * split.get('engine', 0):.0f}, pane refreshes {per * split.get('refresh', 0):.0f}, "
-            f"the rest (Textual: a message per read, rendering, keys) {per * rest:.0f}")
+            f"the rest (Textual: inbox slices, rendering, keys) {per * rest:.0f}")
     for kind, values in r.keys.items():
         if values:
             lines.append(f"- key to screen, {kind} ({len(values)} presses): p50 "
@@ -425,26 +391,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="one read per event (default), or synth's network reads (~3 a "
                              "event, split anywhere)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--coalesce", type=float, default=0.0, metavar="S",
-                        help="experiment (not what callscope live does): reads wait in their own "
-                             "queue and are fed to the engine S seconds at a time, keys between")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the app's thread; print the top N by cumulative time")
     args = parser.parse_args(argv)
     for line in run_section(args.rate, args.seconds, args.protocol, args.calls,
-                            args.reads == "event", args.seed, args.profile, args.coalesce):
+                            args.reads == "event", args.seed, args.profile):
         print(line)
     return 0
 
 
 def run_section(rate: float, seconds: float, protocol: str = "openai-chat", calls: int = 4,
-                per_event: bool = True, seed: int = 1, profile: int = 0,
-                coalesce: float = 0.0) -> list[str]:
+                per_event: bool = True, seed: int = 1, profile: int = 0) -> list[str]:
     stream = build(Spec(protocol, calls=calls, events=int(rate * seconds)), seed)
-    result = live_load(stream, rate, per_event=per_event, profile=profile, coalesce=coalesce)
+    result = live_load(stream, rate, per_event=per_event, profile=profile)
     reads = "one read per event" if per_event else "network reads (~3 per event)"
-    if coalesce:
-        reads += f"; experiment: reads fed {coalesce * 1000:g} ms at a time"
     lines = [f"### The debugger under a live stream ({rate:,.0f} events/s, {reads}; "
              f"Textual pilot, headless, {SIZE[0]}x{SIZE[1]}; wall clock)", "", *report(result)]
     if result.profile:

@@ -38,6 +38,7 @@ from . import safe
 from .app import CallscopeApp
 from .commands import BINDINGS
 from .follow import END_STYLES, REFRESH
+from .inbox import Inbox
 from .live import end_notice
 
 COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes": 9, "state": 10,
@@ -79,20 +80,24 @@ class ProxyEvent(Message):
         self.url, self.error, self.line = url, error, line
 
 
+CaptureFact = CaptureStarted | CaptureChunk | CaptureEnded
+
+
 class _Poster:
-    """The proxy's :class:`~callscope.net.proxy.CaptureObserver`: every fact becomes a message."""
+    """The proxy's :class:`~callscope.net.proxy.CaptureObserver`: every fact goes to the app's
+    inbox, in order (one queue for all captures: a capture's start is handled before its reads)."""
 
     def __init__(self, app: ProxyApp) -> None:
         self.app = app
 
     def started(self, path: str, header: SessionHeader) -> None:
-        self.app.post_message(CaptureStarted(path, header))
+        self.app.inbox.put(CaptureStarted(path, header))
 
     def chunk(self, path: str, chunk: Chunk) -> None:
-        self.app.post_message(CaptureChunk(path, chunk))
+        self.app.inbox.put(CaptureChunk(path, chunk))
 
     def ended(self, path: str, end: StreamEnd) -> None:
-        self.app.post_message(CaptureEnded(path, end))
+        self.app.inbox.put(CaptureEnded(path, end))
 
 
 # -- the model -----------------------------------------------------------------------------------
@@ -212,6 +217,9 @@ class ProxyApp(CallscopeApp):
         self.error: str | None = None
         self.directory = directory
         self.captures: dict[str, Capture] = {}
+        self.inbox: Inbox[CaptureFact] = Inbox(self.call_later, self.take_fact,
+                                               after=self._grew)
+        self._grown: dict[int, Timeline] = {}  # by id: the timelines a slice extended
         self.log_lines: deque[str] = deque(maxlen=LOG_LINES)
         self.list_screen = CapturesScreen()
         self.install_screen(self.list_screen, "captures")  # kept (and its table) when popped
@@ -268,6 +276,22 @@ class ProxyApp(CallscopeApp):
             self.log_lines.append(message.line)
         self._list_changed()
 
+    def take_fact(self, fact: CaptureFact) -> None:
+        """One fact from the proxy's thread, in the app's thread (from the inbox)."""
+        if isinstance(fact, CaptureChunk):
+            self.on_capture_chunk(fact)
+        elif isinstance(fact, CaptureStarted):
+            self.on_capture_started(fact)
+        else:
+            self.on_capture_ended(fact)
+
+    def _grew(self) -> None:
+        """Once per slice of the inbox: refresh what the reads of the slice changed."""
+        for timeline in self._grown.values():
+            self.follower.grew(timeline)
+        self._grown.clear()
+        self._list_changed()
+
     def on_capture_started(self, message: CaptureStarted) -> None:
         header = message.header
         body = (header.request or {}).get("body")
@@ -284,8 +308,7 @@ class ProxyApp(CallscopeApp):
         capture = self.captures.get(message.path)
         if capture is not None and not capture.timeline.closed:
             capture.timeline.extend(message.chunk.t, message.chunk.data)
-            self.follower.grew(capture.timeline)
-            self._list_changed()
+            self._grown[id(capture.timeline)] = capture.timeline  # refreshed once per slice
 
     def on_capture_ended(self, message: CaptureEnded) -> None:
         capture = self.captures.get(message.path)

@@ -2,9 +2,9 @@
 
 :class:`LiveApp` is the debugger over a growing timeline. A Textual thread worker sends the
 request with :func:`callscope.net.live.record`, which writes the session file as the bytes
-arrive and hands each read to a callback; the callback posts it to the app as a
-:class:`StreamChunk` (``post_message`` is thread-safe and never blocks, so the UI never slows the
-network read). The app extends the timeline in its own thread; the engine never sees a socket.
+arrive and hands each read to a callback; the callback puts it in the app's :class:`~.inbox.Inbox`
+(never blocks, so the UI never slows the network read), which the app's thread empties a slice
+at a time: the timeline is extended in the app's thread and the engine never sees a socket.
 
 Quitting while the stream is still arriving stops the recording: the worker is told (the
 ``stop`` hook of ``record``) and the socket is shut down so that a stalled read returns at once;
@@ -27,18 +27,11 @@ from ..core.tools import ToolSet
 from ..net.live import LiveRequest, LiveResult, record
 from . import safe
 from .app import CallscopeApp
+from .inbox import Inbox
 
 CONNECT_TIMEOUT = 10.0
 WAIT_AT_EXIT = 15.0
 """Seconds the command waits, after the app closed, for the recording to be saved."""
-
-
-class StreamChunk(Message):
-    """One network read of the live stream (posted from the worker thread)."""
-
-    def __init__(self, chunk: Chunk) -> None:
-        super().__init__()
-        self.chunk = chunk
 
 
 class StreamEnded(Message):
@@ -84,6 +77,8 @@ class LiveApp(CallscopeApp):
         self._stop = threading.Event()
         self._done = threading.Event()
         self._streams: list[Any] = []
+        self.inbox: Inbox[Chunk] = Inbox(self.call_later, self.take_chunk,
+                                         after=lambda: self.follower.grew(self.stream))
 
     def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
         self.run_worker(self._record, thread=True, name="live", exit_on_error=False)
@@ -102,7 +97,7 @@ class LiveApp(CallscopeApp):
         result, failure = None, None
         try:
             result = record(self.request, self.path, client=client, stop=self._stop.is_set,
-                            on_chunk=lambda chunk: self.post_message(StreamChunk(chunk)))
+                            on_chunk=self.inbox.put)
         except Exception as exc:  # the recording failed (not the transport: that is a result)
             failure = f"{type(exc).__name__}: {exc}"
         finally:
@@ -127,12 +122,13 @@ class LiveApp(CallscopeApp):
 
     # -- the app's thread --------------------------------------------------------------------
 
-    def on_stream_chunk(self, message: StreamChunk) -> None:
+    def take_chunk(self, chunk: Chunk) -> None:
+        """One network read, in the app's thread (from the inbox)."""
         if not self.stream.closed:
-            self.stream.extend(message.chunk.t, message.chunk.data)
-            self.follower.grew(self.stream)
+            self.stream.extend(chunk.t, chunk.data)
 
     def on_stream_ended(self, message: StreamEnded) -> None:
+        self.inbox.drain(everything=True)  # every read before the end
         result = message.result
         end = result.end if result is not None else StreamEnd(
             "error", detail=message.failure or "the recording failed")

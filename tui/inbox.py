@@ -1,0 +1,72 @@
+"""Facts from a network thread, handed to the app's thread a slice at a time.
+
+A live stream at 10,000 events a second is tens of thousands of network reads a second. Posted
+as one Textual message per read, the reads queued in front of every key press and every
+refresh, and Textual's handling of each message cost more than the engine's work on the read
+(measured: ``python -m bench.live_bench``; docs/hostile-input.md, "Faults under load"). An inbox
+keeps the reads in a queue of its own and posts one wake-up while any are waiting; the app's
+thread then handles them for at most one slice and yields to the event loop, so a key waits at
+most one slice behind the stream. Order is kept: one queue, handled in arrival order.
+
+Threads: :meth:`Inbox.put` may be called from any thread; :meth:`Inbox.drain` runs in the app's
+thread only. ``deque.append``/``popleft`` are atomic; the ``_waiting`` flag may race, but only
+towards an extra (empty) drain, never towards an item left without a drain scheduled: the drain
+clears the flag *before* it looks at the queue, and ``put`` appends *before* it reads the flag.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+SLICE = 0.02
+"""Seconds of handling before the app's thread yields to keys and paints (a 50 Hz budget)."""
+
+
+class Inbox(Generic[T]):
+    """``put`` from a worker thread; ``handle`` runs in the app's thread, in order, in slices."""
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], object],
+                 handle: Callable[[T], None], *, after: Callable[[], None] | None = None,
+                 slice_seconds: float = SLICE) -> None:
+        """``schedule`` runs a callable later in the app's thread (``App.call_later``, which is
+        thread-safe); ``after`` runs once per slice that handled anything (e.g. refresh)."""
+        self._items: deque[T] = deque()
+        self._waiting = False
+        self._schedule, self._handle, self._after = schedule, handle, after
+        self._slice = slice_seconds
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: T) -> None:
+        """Queue an item (any thread) and make sure a drain is scheduled."""
+        self._items.append(item)
+        if not self._waiting:
+            self._waiting = True
+            self._schedule(self._drain_slice)
+
+    def drain(self, *, everything: bool = False) -> int:
+        """Handle queued items in the app's thread: one slice, or all of them (before the end of
+        the stream is handled). Schedules the rest; returns how many were handled."""
+        self._waiting = False
+        items, handle = self._items, self._handle
+        deadline = None if everything else time.perf_counter() + self._slice
+        handled = 0
+        while items:
+            handle(items.popleft())
+            handled += 1
+            if deadline is not None and items and time.perf_counter() > deadline:
+                self._waiting = True
+                self._schedule(self._drain_slice)  # after what queued meanwhile (keys)
+                break
+        if handled and self._after is not None:
+            self._after()
+        return handled
+
+    def _drain_slice(self) -> None:
+        self.drain()
