@@ -403,14 +403,14 @@ def check_session_file(target: str, raw: bytes, name: str, cli: str | None = Non
 
 
 def resave(tmp: str, session: Session, chunks: list[Chunk], stats: Counter[str]) -> None:
-    """Saving what was loaded, and loading it again, keeps every byte and the stream's end (or
-    is refused with a clean error: orjson writes 255 levels of nesting, and reads 1024)."""
+    """Saving what was loaded, and loading it again, keeps every byte and the stream's end. A
+    refusal is a failure: loading refuses lines nested deeper than orjson writes (254 levels),
+    so whatever loads must save again."""
     out = os.path.join(tmp, "resaved.jsonl")
     try:
         save_session(out, session.header, chunks, session.end)
-    except CallscopeError:
-        stats["resave_refused"] += 1
-        return
+    except CallscopeError as exc:
+        require(False, f"a session that loads could not be saved again: {exc}")
     again, chunks2 = load(out)
     require([c.data for c in chunks2] == [c.data for c in chunks], "a re-save changed the bytes")
     require([round(c.t, 6) for c in chunks2] == [round(c.t, 6) for c in chunks],
