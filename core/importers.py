@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from .errors import InputError
+from .inert import nested_deeper
 from .session import (
     Chunk,
     Session,
@@ -40,6 +41,10 @@ _SELECTOR = re.compile(r"\A(?P<path>.+)#(?P<n>[0-9]+)\Z", re.DOTALL)
 # is a data field: enough to find streams that a tool saved with a generic content type.
 _SSE_START = re.compile(rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)*(?:data|event|id|retry|:)")
 _SSE_DATA = re.compile(rb"^data(?::|\r?$)", re.MULTILINE)
+
+MAX_BODY_DEPTH = 250
+"""Nesting of a HAR request body kept as JSON: the session header holds it two levels down
+(``request.body``) and a session line nests at most 254 levels. Deeper bodies are kept as text."""
 
 
 def split_selector(path: str) -> tuple[str, int | None]:
@@ -168,12 +173,16 @@ def _har_request(entry: dict[str, Any]) -> tuple[dict[str, Any], list[Any] | Non
     tools = None
     if isinstance(text, str):
         try:
-            out["body"] = body = orjson.loads(text)
+            body = orjson.loads(text)
         except orjson.JSONDecodeError:
             out["body_text"] = text
         else:
-            if isinstance(body, dict) and isinstance(body.get("tools"), list):
-                tools = body["tools"]
+            if nested_deeper(text.encode("utf-8", "surrogatepass"), body, MAX_BODY_DEPTH):
+                out["body_text"] = text  # kept whole, as text: a session header could not hold it
+            else:
+                out["body"] = body
+                if isinstance(body, dict) and isinstance(body.get("tools"), list):
+                    tools = body["tools"]
     return out, tools
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+from typing import Any
 
 UNSAFE = re.compile(
     "["
@@ -68,3 +69,23 @@ def preview(value: object, limit: int = 60) -> str:
     recursive past two levels (a value nested 1,000 deep must not raise while being quoted)."""
     text = _PREVIEW.repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def nested_deeper(raw: bytes, obj: Any, limit: int) -> bool:
+    """Whether ``obj`` (parsed from ``raw``) nests arrays and objects deeper than ``limit``
+    levels, its own level included. orjson reads 1,024 levels but writes only 254, and many
+    consumers recurse: untrusted JSON is checked with this when it is read. Walked without
+    recursion; skipped when ``raw`` has too few brackets to nest that deep (SSE text in a chunk
+    line has many, but parses to one flat object)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    level: list[tuple[Any, int]] = [(obj, 1)]
+    while level:
+        value, depth = level.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            level.extend((v, depth + 1) for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            level.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
+    return False

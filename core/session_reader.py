@@ -18,7 +18,7 @@ from typing import IO, Any
 import orjson
 
 from .errors import InputError
-from .inert import preview
+from .inert import nested_deeper, preview
 from .session_model import (
     END_KINDS,
     FORMAT_VERSION,
@@ -64,21 +64,7 @@ def _lines(path: str, f: IO[bytes], line: int, limit: int) -> Iterator[tuple[int
 
 
 def _too_deep(raw: bytes, obj: Any) -> bool:
-    """Whether ``obj`` (parsed from ``raw``) nests deeper than :data:`MAX_LINE_DEPTH`. Walked
-    without recursion; skipped when the line has too few brackets to nest that deep (a chunk
-    line of SSE text has many, but parses to one flat object)."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_LINE_DEPTH:
-        return False
-    level: list[tuple[Any, int]] = [(obj, 1)]
-    while level:
-        value, depth = level.pop()
-        if depth > MAX_LINE_DEPTH:
-            return True
-        if isinstance(value, dict):
-            level.extend((v, depth + 1) for v in value.values() if isinstance(v, dict | list))
-        elif isinstance(value, list):
-            level.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
-    return False
+    return nested_deeper(raw, obj, MAX_LINE_DEPTH)
 
 
 _DEEP = f"nested deeper than {MAX_LINE_DEPTH} levels (the most a session line may hold)"

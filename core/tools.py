@@ -24,7 +24,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from .errors import CallscopeError, InputError
-from .inert import preview
+from .inert import nested_deeper, preview
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
@@ -115,6 +115,11 @@ class ToolSet:
         return f"{path}: {error.message}"
 
 
+MAX_TOOLS_DEPTH = 200
+"""Nesting of a ``--tools FILE`` (its own level included): the file becomes part of a session
+header, which holds at most 254 levels (``core/session_reader.py``), below the header's own."""
+
+
 def read_tools_file(path: str) -> list[Any]:
     """The definitions in a ``--tools FILE``: a JSON list, or an object with a ``tools`` list
     (a request body works as is). Errors name the file (and the line of a JSON error)."""
@@ -127,6 +132,10 @@ def read_tools_file(path: str) -> list[Any]:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InputError(path, f"not JSON ({exc})", line=raw.count(b"\n", 0, exc.pos) + 1) from None
+    if nested_deeper(raw, value, MAX_TOOLS_DEPTH):
+        # Refused here, not later: a session could not hold these definitions (254 levels), and
+        # schema validators recurse on them.
+        raise InputError(path, f"nested deeper than {MAX_TOOLS_DEPTH} levels")
     if isinstance(value, dict) and "tools" in value:
         value = value["tools"]
     if not isinstance(value, list):

@@ -221,3 +221,36 @@ def test_har_error_and_plain_request_body(tmp_path):
     assert s.header.request is not None
     assert s.header.request["body_text"] == "prompt=hello" and "body" not in s.header.request
     assert s.header.tools is None
+
+
+def _nested(depth: int) -> str:
+    return "[" * (depth - 1) + "{}" + "]" * (depth - 1)
+
+
+def test_a_har_request_body_too_deep_for_a_session_is_kept_as_text_and_saves(tmp_path):
+    # orjson reads 1,024 levels, a session line holds 254: the body stays whole, as text, and the
+    # import can be saved (before: `callscope import` of such a HAR was refused at the save).
+    deep = json.dumps({"model": "m", "tools": [{"name": "f", "input_schema": {}}],
+                       "x": json.loads(_nested(importers.MAX_BODY_DEPTH + 5))})
+    shallow = json.dumps({"model": "m", "x": json.loads(_nested(importers.MAX_BODY_DEPTH - 1))})
+    har = write_har(tmp_path / "deep.har", entry(request_body=deep), indent=None)
+    s = open_input(har)
+    assert s.header.request["body_text"] == deep and "body" not in s.header.request
+    assert s.header.tools is None  # not read from a body that is not held as JSON
+    save_session(str(tmp_path / "deep.jsonl"), s.header, list(s.chunks()), s.end)
+    har = write_har(tmp_path / "ok.har", entry(request_body=shallow), indent=None)
+    s = open_input(har)
+    assert s.header.request["body"] == json.loads(shallow)
+    save_session(str(tmp_path / "ok.jsonl"), s.header, list(s.chunks()), s.end)
+
+
+def test_a_tools_file_nested_too_deep_is_refused_naming_the_file(tmp_path):
+    from callscope.core.tools import MAX_TOOLS_DEPTH, read_tools_file
+
+    path = tmp_path / "tools.json"
+    path.write_text(f'[{{"name": "f", "parameters": {_nested(MAX_TOOLS_DEPTH - 2)}}}]')
+    assert read_tools_file(str(path))[0]["name"] == "f"  # at the limit: read
+    path.write_text(f'[{{"name": "f", "parameters": {_nested(MAX_TOOLS_DEPTH)}}}]')
+    with pytest.raises(InputError, match=f"nested deeper than {MAX_TOOLS_DEPTH} levels") as err:
+        read_tools_file(str(path))
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
