@@ -218,7 +218,7 @@ class ProxyApp(CallscopeApp):
         self.directory = directory
         self.captures: dict[str, Capture] = {}
         self.inbox: Inbox[CaptureFact] = Inbox(self.call_later, self.take_fact,
-                                               after=self._grew)
+                                               resume=self.call_after_refresh, after=self._grew)
         self._grown: dict[int, Timeline] = {}  # by id: the timelines a slice extended
         self.log_lines: deque[str] = deque(maxlen=LOG_LINES)
         self.list_screen = CapturesScreen()

@@ -31,13 +31,20 @@ class Inbox(Generic[T]):
     """``put`` from a worker thread; ``handle`` runs in the app's thread, in order, in slices."""
 
     def __init__(self, schedule: Callable[[Callable[[], None]], object],
-                 handle: Callable[[T], None], *, after: Callable[[], None] | None = None,
+                 handle: Callable[[T], None], *,
+                 resume: Callable[[Callable[[], None]], object] | None = None,
+                 after: Callable[[], None] | None = None,
                  slice_seconds: float = SLICE) -> None:
-        """``schedule`` runs a callable later in the app's thread (``App.call_later``, which is
-        thread-safe); ``after`` runs once per slice that handled anything (e.g. refresh)."""
+        """``schedule`` runs a callable later in the app's thread, from any thread
+        (``App.call_later``); ``resume`` schedules the next slice from the app's thread once the
+        event loop has run (``App.call_after_refresh``: keys, timers and the screen's paint come
+        first; a callback posted straight back to the app's queue would starve them, since the
+        app handles its queue without yielding while it is not empty). ``after`` runs once per
+        slice that handled anything (e.g. a refresh)."""
         self._items: deque[T] = deque()
         self._waiting = False
         self._schedule, self._handle, self._after = schedule, handle, after
+        self._resume = resume or schedule
         self._slice = slice_seconds
 
     def __len__(self) -> int:
@@ -62,7 +69,7 @@ class Inbox(Generic[T]):
             handled += 1
             if deadline is not None and items and time.perf_counter() > deadline:
                 self._waiting = True
-                self._schedule(self._drain_slice)  # after what queued meanwhile (keys)
+                self._resume(self._drain_slice)  # after keys, timers and a paint
                 break
         if handled and self._after is not None:
             self._after()

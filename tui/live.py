@@ -78,6 +78,7 @@ class LiveApp(CallscopeApp):
         self._done = threading.Event()
         self._streams: list[Any] = []
         self.inbox: Inbox[Chunk] = Inbox(self.call_later, self.take_chunk,
+                                         resume=self.call_after_refresh,
                                          after=lambda: self.follower.grew(self.stream))
 
     def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
