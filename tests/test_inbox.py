@@ -83,3 +83,19 @@ def test_no_item_is_left_behind_when_a_thread_puts_while_the_app_drains():
     loop.run()
     assert seen == list(range(total))  # in order, nothing lost, nothing handled twice
     assert loop.scheduled < total  # coalesced
+
+
+def test_the_rest_of_a_backlog_resumes_through_resume_not_the_wake_up():
+    # In the app, resume is call_after_refresh: the next slice waits for keys and a paint
+    # instead of going straight back into the app's queue (which would starve them).
+    wake, resume, seen = Loop(), Loop(), []
+    inbox = Inbox(wake.schedule, lambda i: (time.sleep(0.002), seen.append(i)),
+                  resume=resume.schedule, slice_seconds=0.005)
+    for i in range(20):
+        inbox.put(i)
+    assert wake.scheduled == 1
+    wake.run()
+    assert resume.scheduled == 1 and wake.scheduled == 1 and len(seen) < 20
+    while resume.run():
+        pass
+    assert seen == list(range(20)) and wake.scheduled == 1
