@@ -309,11 +309,11 @@ def tui_section(cfg: Config, out: Out) -> object | None:
     tui = tui_cost(stream, budget=5.0 if cfg.tui_events > 1000 else 2.0)
     out("\n### TUI (Textual pilot, headless, 200x50; wall clock)\n")
     out(f"- session: {human(len(stream.data))} wire, {tui.events:,} events, {tui.steps:,} steps")
-    out(f"- first paint {tui.first_paint:.2f} s ({tui.first_paint_cpu:.2f} s CPU); "
-        f"session indexed and shown after {tui.ready:.2f} s")
-    out(f"- step (next frame, {tui.samples[0]} samples): p50 {seconds(tui.step_p50)}, "
+    out(f"- first paint {tui.first_paint:.2f} s ({tui.first_paint_cpu:.2f} s CPU), showing the "
+        f"first {tui.first_steps:,} steps; whole session indexed and shown after {tui.ready:.2f} s")
+    out(f"- step (next frame, key to paint, {tui.samples[0]} samples): p50 {seconds(tui.step_p50)}, "
         f"p99 {seconds(tui.step_p99)} ({seconds(tui.step_cpu_p99)} CPU)")
-    out(f"- seek (random step, {tui.samples[1]} samples): p50 {seconds(tui.seek_p50)}, "
+    out(f"- seek (random step, to paint, {tui.samples[1]} samples): p50 {seconds(tui.seek_p50)}, "
         f"p99 {seconds(tui.seek_p99)} ({seconds(tui.seek_cpu_p99)} CPU)")
     return tui
 

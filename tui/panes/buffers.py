@@ -110,7 +110,7 @@ def text_styles(view: RowsView, base: Style) -> TextStyles:
     cache: dict[tuple[str, Style], TextStyles] = view.__dict__.setdefault("_text_styles", {})
     key = (view.app.theme, base)
     styles = cache.get(key)
-    if styles is None or len(styles._links) > 20_000:
+    if styles is None or len(styles._links) > 4096:
         if len(cache) > 8:
             cache.clear()
         styles = cache[key] = TextStyles(view, base)

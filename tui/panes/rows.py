@@ -108,8 +108,9 @@ def set_virtual_size(widget: ScrollView, size: Size) -> None:
     if size != old:
         widget.set_reactive(Widget.virtual_size, size)
         widget._scroll_update(size)
-        height = widget.styles.height
-        if height is not None and height.is_auto and size.height != old.height:
+        height, shown = widget.styles.height, widget.size.height
+        capped = shown and old.height >= shown and size.height >= shown  # (at its max height)
+        if height is not None and height.is_auto and size.height != old.height and not capped:
             widget.refresh(layout=True)  # as tall as its content: that is a layout
 
 
@@ -181,7 +182,9 @@ class RowsView(ScrollView, can_focus=False):
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
         self._width = 0
         self._heights: dict[tuple[Hashable, int], int] = {}
-        self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(256)
+        # (small caches: every cached row is a Strip with seven caches of its own, which the
+        # garbage collector walks on each full collection)
+        self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(64)
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -217,7 +220,7 @@ class RowsView(ScrollView, can_focus=False):
 
     def _layout(self) -> None:
         width = self._width = self.width_cells
-        if len(self._heights) > 8192:  # keys of steps long gone
+        if len(self._heights) > 2048:  # keys of steps long gone
             self._heights.clear()
         starts, total = [0], 0
         for block in self.blocks:
