@@ -48,8 +48,10 @@ class Indexer:
         return not self.timeline.indexing_pending
 
     def fraction(self) -> float:
-        """How much of the recording is indexed (by bytes)."""
-        return self.timeline.total_bytes / self.total if self.total else 1.0
+        """How much of the recording is indexed: bytes framed so far (not bytes read: a
+        recording that is one read has read everything before its first frame)."""
+        frames = self.timeline.frames
+        return (frames[-1].end if frames else 0) / self.total if self.total else 1.0
 
     async def run(self) -> None:
         timeline, refreshed = self.timeline, time.perf_counter()
