@@ -100,6 +100,12 @@ class JsonPrefixChecker:
         return len(self._stack)
 
     def feed(self, text: str) -> Draft:
+        if (self._token == "string" and self._escape < 0 and self.error is None
+                and _STRING_STOP.search(text) is None):
+            # Most fragments lie inside a string and hold no quote, backslash or control
+            # character: they change nothing but the offset, and the draft stays incomplete.
+            self._offset += len(text)
+            return Draft.INCOMPLETE
         if self.error is None:
             self._consume(text)
         self._offset += len(text)
