@@ -175,3 +175,21 @@ def test_cli_flags_set_the_anomaly_and_text_caps(tmp_path):
     codes = [r.get("code") for r in records if r.get("kind") == "anomaly"]
     assert codes.count("unknown_event") == 5 and "anomalies_capped" in codes and "text_capped" in codes
     assert records[-1]["anomalies"] >= 30  # the turn counts every anomaly, kept or not
+
+
+def test_cli_flags_set_the_depth_and_detection_limits(tmp_path):
+    path = tmp_path / "deep.sse"
+    path.write_bytes(turn('{"a": [[[[1]]]]}'))
+    out = subprocess.run([sys.executable, "-m", "callscope.tui.cli", "replay", str(path), "--json",
+                          "--summary", "--max-argument-depth", "3"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    call = json.loads(out.stdout.splitlines()[-1])["calls"][0]
+    assert (call["action"], call["reason"]) == ("refuse", "invalid_json")
+    noise = tmp_path / "noise.sse"
+    noise.write_bytes(b"data: hello\n\n" * 5 + turn('{"a": 1}'))
+    out = subprocess.run([sys.executable, "-m", "callscope.tui.cli", "replay", str(noise), "--json",
+                          "--max-undetected-frames", "3"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert "protocol_unknown" in [r.get("code") for r in records]
+    assert records[-1]["protocol"] == "unknown"

@@ -90,7 +90,9 @@ def limits_from(args: argparse.Namespace) -> Limits:
                   max_argument_chars=args.max_argument_chars,
                   max_session_bytes=args.max_session_bytes,
                   max_anomalies_per_code=args.max_anomalies_per_code,
-                  max_text_chars=args.max_text_chars)
+                  max_text_chars=args.max_text_chars,
+                  max_argument_depth=args.max_argument_depth,
+                  max_undetected_frames=args.max_undetected_frames)
 
 
 def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
@@ -240,6 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-text-chars", type=_offset, default=DEFAULT_LIMITS.max_text_chars,
                        metavar="N", help="keep N characters of assistant text per turn, count the "
                        "rest (default 64 Mi)")
+        p.add_argument("--max-argument-depth", type=_offset,
+                       default=DEFAULT_LIMITS.max_argument_depth, metavar="N",
+                       help="refuse arguments nested deeper than N levels as invalid_json "
+                       "(default 128)")
+        p.add_argument("--max-undetected-frames", type=_offset,
+                       default=DEFAULT_LIMITS.max_undetected_frames, metavar="N",
+                       help="read the stream as frames only when no protocol is recognised in "
+                       "N frames (default 1000)")
 
     p = sub.add_parser("replay", help="replay inputs headless (a table, or JSON lines)")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
