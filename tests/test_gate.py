@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
 from callscope.core.engine import CallStep, DecisionStep, Engine
 from callscope.core.events import TurnEnded

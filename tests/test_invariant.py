@@ -11,14 +11,13 @@ import pathlib
 import random
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from callscope.core.check import check_input, dispatch_point
 from callscope.core.engine import DecisionStep, Engine
 from callscope.core.replay import Chunking, replay
 from callscope.core.sse import decode_all
 from callscope.core.tools import ToolSet
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.sse"))

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import orjson
+from callscope.core.jsonprefix import MAX_DEPTH, Draft, JsonPrefixChecker, draft_status
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from callscope.core.jsonprefix import MAX_DEPTH, Draft, JsonPrefixChecker, draft_status
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**20, 10**20)

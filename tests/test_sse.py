@@ -7,8 +7,6 @@ test_sse_properties.py.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from callscope.core.errors import CallscopeError, DecoderClosed
 from callscope.core.sse import Frame, SSEDecoder, decode_all

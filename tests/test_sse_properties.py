@@ -3,7 +3,6 @@ implementation of the WHATWG algorithm, and linear scanning (proved by counting,
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
