@@ -225,7 +225,7 @@ class SSEDecoder:
         if self._frames != emitted:
             # What is left arrived after the last block's end, all in this chunk: cheap to check.
             self._cr_in_buf = b"\r" in buf
-            self._plain = not self._cr_in_buf and not self._first_line
+            self._plain = not (self._cr_in_buf or self._first_line or self._overflowed)
         if len(buf) > self._max_block:
             frames.append(self._overflow())
         return frames

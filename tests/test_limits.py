@@ -193,3 +193,13 @@ def test_cli_flags_set_the_depth_and_detection_limits(tmp_path):
     records = [json.loads(line) for line in out.stdout.splitlines()]
     assert "protocol_unknown" in [r.get("code") for r in records]
     assert records[-1]["protocol"] == "unknown"
+
+
+def test_nothing_is_framed_after_an_overflow_in_the_first_read():
+    # Found in review: a first read with a whole block and an oversized tail overflowed, then the
+    # next reads were framed again (and overflowed a second time).
+    decoder = SSEDecoder(max_block_bytes=8)
+    first = decoder.feed(b"data: a\n\n" + b"x" * 10)
+    assert [f.overflow for f in first] == [False, True]
+    assert decoder.feed(b"\n\ndata: b\n\n") == []
+    assert decoder.feed(b"y" * 20) == [] and decoder.close() == []

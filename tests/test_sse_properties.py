@@ -270,3 +270,20 @@ def test_large_block_of_many_lines_in_small_chunks_is_scanned_linearly(
     assert len(frames) == 1 and frames[0].terminated
     assert frames[0].data.count("\n") == 16_383
     assert counter.scanned <= 3 * len(stream)
+
+
+@PROPERTY_SETTINGS
+@given(stream_and_chunks(), st.integers(1, 16))
+def test_framing_stops_for_good_at_the_first_overflow(case: tuple[bytes, list[bytes]],
+                                                      limit: int) -> None:
+    # Past the block limit the decoder emits one overflow frame and nothing after it, however
+    # the bytes arrive (a first read holding a whole block plus an oversized tail once turned the
+    # fast path back on: the bytes after the limit were framed again).
+    _, chunks = case
+    decoder = SSEDecoder(max_block_bytes=limit)
+    frames: list[Frame] = []
+    for chunk in chunks:
+        frames += decoder.feed(chunk)
+    frames += decoder.close()
+    overflows = [i for i, f in enumerate(frames) if f.overflow]
+    assert overflows in ([], [len(frames) - 1])
