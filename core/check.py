@@ -134,14 +134,17 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
                     f"a cut after {m} frames executes {key}, which the full stream does not")
     report.cuts = len(data) + 1
 
-    # 3. Guard the shortcut: a few real cuts, replayed from zero, must match their class. They
-    # are fed as one read: part 1 already proved that the chunking does not matter.
+    # 3. Guard the shortcut: a few real cuts, replayed from zero, must match their class. Half
+    # of them are fed as one read (cheap), half as recorded: a cut inside a recorded read is
+    # where the chunking and the cut meet, which part 1 (whole streams) does not reach.
     rng = random.Random(len(data))
     samples = {0, len(data), *(rng.randint(0, len(data)) for _ in range(REAL_REPLAY_SAMPLES))}
     samples.update(p + d for p in points[:4] for d in (0, 1) if p < len(data))
-    for k in sorted(samples):
+    for n, k in enumerate(sorted(samples)):
         m = bisect_left(points, k)  # frames whose dispatch point is < k
-        real = _replay_outcome(chunks, Chunking("whole"), protocol, tools, cut_at=k, limits=limits)
+        chunking = Chunking("recorded" if n % 2 else "whole")
+        real = _replay_outcome(chunks, chunking, protocol, tools, cut_at=k, limits=limits)
         if real != outcomes[m]:
-            report.violations.append(f"internal: the cut at byte {k} disagrees with its class")
+            report.violations.append(f"internal: the cut at byte {k} ({chunking}) disagrees "
+                                     "with its class")
     return report
