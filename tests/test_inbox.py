@@ -99,3 +99,24 @@ def test_the_rest_of_a_backlog_resumes_through_resume_not_the_wake_up():
     while resume.run():
         pass
     assert seen == list(range(20)) and wake.scheduled == 1
+
+
+def test_an_error_in_handle_leaves_the_rest_scheduled():
+    loop, seen = Loop(), []
+
+    def handle(item: int) -> None:
+        if item == 3:
+            raise ValueError("bad read")
+        seen.append(item)
+
+    inbox = Inbox(loop.schedule, handle)
+    for i in range(6):
+        inbox.put(i)
+    callback = loop.pending.get()
+    try:
+        callback()
+    except ValueError:
+        pass
+    assert seen == [0, 1, 2] and not loop.pending.empty()  # the rest did not wait for a put
+    loop.run()
+    assert seen == [0, 1, 2, 4, 5]

@@ -64,13 +64,18 @@ class Inbox(Generic[T]):
         items, handle = self._items, self._handle
         deadline = None if everything else time.perf_counter() + self._slice
         handled = 0
-        while items:
-            handle(items.popleft())
-            handled += 1
-            if deadline is not None and items and time.perf_counter() > deadline:
+        try:
+            while items:
+                handle(items.popleft())
+                handled += 1
+                if deadline is not None and items and time.perf_counter() > deadline:
+                    break
+        finally:
+            # Whatever stopped the slice (its budget, or an error in ``handle``, which goes on
+            # up to the app), what is left is scheduled: nothing waits for the next put.
+            if items and not self._waiting:
                 self._waiting = True
                 self._resume(self._drain_slice)  # after keys, timers and a paint
-                break
         if handled and self._after is not None:
             self._after()
         return handled
