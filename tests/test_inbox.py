@@ -120,3 +120,35 @@ def test_an_error_in_handle_leaves_the_rest_scheduled():
     assert seen == [0, 1, 2] and not loop.pending.empty()  # the rest did not wait for a put
     loop.run()
     assert seen == [0, 1, 2, 4, 5]
+
+
+def test_a_full_backlog_makes_the_producer_wait_and_loses_nothing():
+    loop, seen, peak = Loop(), [], [0]
+    inbox: Inbox[int] = Inbox(loop.schedule, seen.append, max_waiting=5)
+
+    def producer() -> None:
+        for i in range(200):
+            inbox.put(i)
+            peak[0] = max(peak[0], len(inbox))
+
+    thread = threading.Thread(target=producer)
+    thread.start()
+    time.sleep(0.05)
+    assert thread.is_alive() and len(inbox) <= 6  # blocked: the app has not drained yet
+    while thread.is_alive():
+        loop.run()
+        time.sleep(0.001)
+    loop.run()
+    assert seen == list(range(200)) and peak[0] <= 6
+
+
+def test_close_releases_a_producer_waiting_for_room():
+    loop = Loop()
+    inbox: Inbox[int] = Inbox(loop.schedule, lambda i: None, max_waiting=1)
+    thread = threading.Thread(target=lambda: [inbox.put(i) for i in range(10)])
+    thread.start()
+    time.sleep(0.05)
+    assert thread.is_alive()
+    inbox.close()  # the app is closing: nobody drains any more
+    thread.join(2)
+    assert not thread.is_alive() and len(inbox) == 10

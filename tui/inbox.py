@@ -16,6 +16,7 @@ clears the flag *before* it looks at the queue, and ``put`` appends *before* it 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -34,14 +35,20 @@ class Inbox(Generic[T]):
                  handle: Callable[[T], None], *,
                  resume: Callable[[Callable[[], None]], object] | None = None,
                  after: Callable[[], None] | None = None,
-                 slice_seconds: float = SLICE) -> None:
+                 slice_seconds: float = SLICE, max_waiting: int | None = None) -> None:
         """``schedule`` runs a callable later in the app's thread, from any thread
         (``App.call_later``); ``resume`` schedules the next slice from the app's thread once the
         event loop has run (``App.call_after_refresh``: keys, timers and the screen's paint come
         first; a callback posted straight back to the app's queue would starve them, since the
         app handles its queue without yielding while it is not empty). ``after`` runs once per
-        slice that handled anything (e.g. a refresh)."""
+        slice that handled anything (e.g. a refresh). With ``max_waiting``, :meth:`put` blocks
+        (the producer's thread, never the app's) while that many items wait: a reader faster
+        than the app then reads slower, and TCP flow control slows the sender, instead of the
+        backlog (and what the screen shows) falling further and further behind."""
         self._items: deque[T] = deque()
+        self._max_waiting = max_waiting
+        self._drained = threading.Event()
+        self._closed = False
         self._waiting = False
         self._schedule, self._handle, self._after = schedule, handle, after
         self._resume = resume or schedule
@@ -51,11 +58,22 @@ class Inbox(Generic[T]):
         return len(self._items)
 
     def put(self, item: T) -> None:
-        """Queue an item (any thread) and make sure a drain is scheduled."""
-        self._items.append(item)
+        """Queue an item (any thread but the app's) and make sure a drain is scheduled; with
+        ``max_waiting``, wait while the backlog is full (until :meth:`close`)."""
+        items = self._items
+        items.append(item)
         if not self._waiting:
             self._waiting = True
             self._schedule(self._drain_slice)
+        limit = self._max_waiting
+        while limit is not None and len(items) > limit and not self._closed:
+            self._drained.clear()
+            self._drained.wait(0.05)  # bounded: a drain that set it just before is not missed
+
+    def close(self) -> None:
+        """No more drains will come (the app is closing): a blocked :meth:`put` returns."""
+        self._closed = True
+        self._drained.set()
 
     def drain(self, *, everything: bool = False) -> int:
         """Handle queued items in the app's thread: one slice, or all of them (before the end of
@@ -76,6 +94,7 @@ class Inbox(Generic[T]):
             if items and not self._waiting:
                 self._waiting = True
                 self._resume(self._drain_slice)  # after keys, timers and a paint
+        self._drained.set()
         if handled and self._after is not None:
             self._after()
         return handled
