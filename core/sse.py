@@ -87,7 +87,7 @@ class Frame(NamedTuple):
 
 class _Fields(NamedTuple):
     event: str | None
-    data: list[str]
+    data: Sequence[str]
     comments: tuple[str, ...]
     retry: int | None
 
@@ -363,7 +363,7 @@ class SSEDecoder:
         return max(bisect_right(self._chunk_starts, offset) - 1, 0)
 
 
-_NO_FIELDS = _Fields(None, [], (), None)
+_NO_FIELDS = _Fields(None, (), (), None)
 
 
 def _common_shape(text: str) -> tuple[tuple[str, ...], str | None, str] | None:
