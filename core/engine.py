@@ -11,6 +11,7 @@ indexes them, the TUI renders the state they build.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from .calls import CallBuffer, TurnState
@@ -63,6 +64,9 @@ class WaitStep(NamedTuple):
 
 
 Step = ChunkStep | FrameStep | CallStep | WaitStep | DecisionStep
+
+PIECE = 1 << 20
+"""Bytes of one read framed at a time by :meth:`Engine.feed_lazily`."""
 
 
 class CallPipeline:
@@ -202,11 +206,31 @@ class Engine:
         self.chunks += 1
         frames = self.decoder.feed(data)
         if frames:
-            pipeline = self.pipeline
-            for frame in frames:
-                steps.append(FrameStep(frame))
-                pipeline.frame_into(frame, steps)
+            self._frames_into(frames, steps)
         return steps
+
+    def feed_lazily(self, data: bytes, t: float | None = None) -> Iterator[list[Step]]:
+        """:meth:`feed`, in batches: a read larger than :data:`PIECE` bytes (a raw capture is
+        one read of the whole file) is framed a piece at a time, so its first steps come before
+        the rest is framed. Exhaust the iterator before feeding again."""
+        if len(data) <= PIECE:
+            yield self.feed(data, t)
+            return
+        start = self.decoder.bytes_received
+        steps: list[Step] = [ChunkStep(self.chunks, start, start + len(data), t)]
+        self.chunks += 1
+        self._frames_into(self.decoder.feed(data[:PIECE]), steps)
+        yield steps
+        for offset in range(PIECE, len(data), PIECE):
+            steps = []
+            self._frames_into(self.decoder.feed_more(data[offset:offset + PIECE]), steps)
+            yield steps
+
+    def _frames_into(self, frames: list[Frame], steps: list[Step]) -> None:
+        pipeline = self.pipeline
+        for frame in frames:
+            steps.append(FrameStep(frame))
+            pipeline.frame_into(frame, steps)
 
     def push(self, data: bytes) -> None:
         """:meth:`feed` for callers that read only the outcome (``callscope check`` replays a

@@ -122,5 +122,6 @@ def replay(chunks: Iterable[TimedBytes], *, protocol: str | None = None,
     """Run recorded chunks through a fresh engine (or the one given); yield every step."""
     engine = engine or Engine(protocol, tools)
     for t, data in rechunk(chunks, chunking, cut_at):
-        yield from engine.feed(data, t)
+        for steps in engine.feed_lazily(data, t):  # a huge read yields its first steps early
+            yield from steps
     yield from engine.close()

@@ -142,11 +142,24 @@ class SSEDecoder:
         if self._closed:
             raise DecoderClosed("feed() after close()")
         self._chunk_starts.append(self._received)
-        self._received += len(chunk)
+        return self._take(chunk)
+
+    def feed_more(self, piece: bytes) -> list[Frame]:
+        """More bytes of the chunk fed last, as if they had come with it (same chunk number).
+        A caller framing one huge read (a raw capture is a single read) feeds it a piece at a
+        time to get its first frames before the rest is framed; the frames are those of
+        :meth:`feed` with the whole chunk, except that a block past the size limit overflows
+        with a buffer bounded by the piece size."""
+        if self._closed:
+            raise DecoderClosed("feed_more() after close()")
+        return self._take(piece)
+
+    def _take(self, data: bytes) -> list[Frame]:
+        self._received += len(data)
         if self._overflowed:
             return []
-        self._buf += chunk
-        return self._feed_general(chunk)
+        self._buf += data
+        return self._feed_general(data)
 
     def close(self) -> list[Frame]:
         """End of stream: a trailing CR ends its line; an unfinished block becomes a frame that

@@ -287,3 +287,20 @@ def test_framing_stops_for_good_at_the_first_overflow(case: tuple[bytes, list[by
     frames += decoder.close()
     overflows = [i for i, f in enumerate(frames) if f.overflow]
     assert overflows in ([], [len(frames) - 1])
+
+
+@PROPERTY_SETTINGS
+@given(stream_and_chunks(), st.integers(1, 8))
+def test_a_chunk_fed_in_pieces_gives_the_frames_of_the_whole_chunk(
+    case: tuple[bytes, list[bytes]], piece: int,
+) -> None:
+    # feed_more: a huge read framed a piece at a time keeps its frames and its chunk numbers.
+    _, chunks = case
+    decoder = SSEDecoder()
+    frames: list[Frame] = []
+    for chunk in chunks:
+        frames += decoder.feed(chunk[:piece])
+        for i in range(piece, len(chunk), piece):
+            frames += decoder.feed_more(chunk[i:i + piece])
+    frames += decoder.close()
+    assert frames == feed_chunks(chunks)
