@@ -23,18 +23,6 @@ DONE_SENTINEL = "[DONE]"
 Handler = Callable[[Any, Frame, Any], None]
 
 
-class NotJSON(Exception):
-    """A frame's data is not JSON (reported as an anomaly by the reader)."""
-
-
-def parse_payload(data: str) -> Any:
-    """Parse a frame's data as JSON; surrounding whitespace is allowed (Anthropic pads lines)."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise NotJSON(str(exc)) from None
-
-
 def dumps_compact(value: Any) -> str:
     """Compact JSON of an argument object, keys in the order received. The stdlib fallback
     covers what orjson refuses (nesting deeper than 255 levels); past Python's own recursion
@@ -80,7 +68,7 @@ class ProtocolReader:
             self.on_done(frame)
             return out
         try:
-            payload = orjson.loads(data)  # parse_payload, inlined: this runs once per event
+            payload = orjson.loads(data)  # surrounding whitespace is allowed (Anthropic pads)
         except orjson.JSONDecodeError as exc:
             self.anomaly(frame, "not_json", f"data is not JSON ({exc})")
             return out
