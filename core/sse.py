@@ -231,6 +231,11 @@ class SSEDecoder:
 
     def _feed_general(self, chunk: bytes) -> list[Frame]:
         buf = self._buf
+        if self._first_line and len(buf) >= 3 and not buf.startswith(_BOM_BYTES):
+            # No byte order mark: the first block reads like any other, so the fast path may
+            # take it (a byte-by-byte replay used to run the general path for its first ~1 KB).
+            self._first_line = False
+            self._plain = not (self._cr_in_buf or self._overflowed or _CR in chunk)
         if _CR in chunk:
             self._cr_in_buf = True
             self._plain = False

@@ -226,18 +226,20 @@ def feed_bytewise(stream: bytes) -> list[Frame]:
 
 def test_counter_sees_the_decoder_searches(counter: CountingLineEnd) -> None:
     # Guards the instrument: if the decoder stopped using _LINE_END the bounds below would
-    # pass vacuously.
-    frames = feed_chunks([b"data: abc\n", b"\n"])
+    # pass vacuously. (An LF-only stream takes the bytes.find fast path from its first byte, so
+    # the general path's searches are seen on CRLF.)
+    frames = feed_chunks([b"data: abc\r\n", b"\r\n"])
     assert [f.data for f in frames] == ["abc"]
     assert counter.calls >= 2 and counter.scanned >= 11
 
 
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"], ids=["LF", "CRLF"])
 def test_one_mebibyte_line_fed_one_byte_at_a_time_is_scanned_linearly(
-    counter: CountingLineEnd,
+    counter: CountingLineEnd, eol: bytes
 ) -> None:
     n = 1 << 20
-    payload = b"x" * (n - len(b"data: ") - 2)
-    stream = b"data: " + payload + b"\n\n"
+    payload = b"x" * (n - len(b"data: ") - 2 * len(eol))
+    stream = b"data: " + payload + eol + eol
     assert len(stream) == n
     counter.budget = 3 * n
     frames = feed_bytewise(stream)
