@@ -28,6 +28,7 @@ from .events import (
     TurnEnded,
     UsageReported,
 )
+from .fork import shallow_copy
 from .jsonprefix import Draft, JsonPrefixChecker
 from .limits import DEFAULT_LIMITS, Limits
 
@@ -97,7 +98,7 @@ class CallBuffer:
         """A fork for ``callscope check``, which finishes a copy of the turn at every frame
         boundary: the lists are copied, their items (immutable fragments, strings, events) are
         shared, so a fork costs C-speed list copies instead of a walk over every object."""
-        twin = copy.copy(self)
+        twin = shallow_copy(self)
         twin.fragments = list(self.fragments)
         twin.pieces = list(self.pieces)
         twin.anomalies = list(self.anomalies)
@@ -152,7 +153,7 @@ class TurnState:
     def __deepcopy__(self, memo: dict[int, Any]) -> TurnState:
         """A fork (see :meth:`CallBuffer.__deepcopy__`): events and limits are immutable and
         shared; usage values are never mutated in place, only replaced."""
-        twin = copy.copy(self)
+        twin = shallow_copy(self)
         twin.calls = {key: copy.deepcopy(call, memo) for key, call in self.calls.items()}
         twin.errors = list(self.errors)
         twin.usage = dict(self.usage)

@@ -16,7 +16,6 @@ that guards the shortcut itself.
 
 from __future__ import annotations
 
-import copy
 import random
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -26,7 +25,7 @@ from typing import Any
 from .engine import CallPipeline, Engine
 from .harness import Decision
 from .limits import DEFAULT_LIMITS, Limits
-from .replay import Chunking, TimedBytes, rechunk
+from .replay import Chunking, TimedBytes, reads
 from .sse import Frame, SSEDecoder
 from .tools import ToolSet
 
@@ -69,10 +68,8 @@ def _replay_outcome(chunks: Sequence[TimedBytes], chunking: Chunking, protocol: 
                     limits: Limits = DEFAULT_LIMITS) -> Outcome:
     """The decisions of a fresh engine fed these chunks (the steps themselves are not needed:
     every decision the engine takes is kept in its pipeline)."""
-    engine = Engine(protocol, tools, limits)
-    push = engine.push
-    for _, data in rechunk(chunks, chunking, cut_at):
-        push(data)
+    engine = Engine(protocol, tools, limits, contrast=False)  # only the gate's decisions count
+    engine.push_reads(reads(chunks, chunking, cut_at))
     engine.close()
     return _outcome(engine.pipeline.decisions)
 
@@ -108,12 +105,11 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
     decoder = SSEDecoder(limits.max_block_bytes)
     frames = decoder.feed(data) + decoder.close()
     points = [dispatch_point(f) for f in frames]
-    pipeline = CallPipeline(protocol, tools, limits)
-    memo = {id(tools): tools}
+    pipeline = CallPipeline(protocol, tools, limits, contrast=False)
     outcomes: list[Outcome] = []
     terminal_class: int | None = None
     for m in range(len(frames) + 1):
-        finished = copy.deepcopy(pipeline, memo=dict(memo))
+        finished = pipeline.fork()
         finished.finish()
         outcomes.append(_outcome(finished.decisions))
         if m < len(frames):

@@ -11,12 +11,14 @@ indexes them, the TUI renders the state they build.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from .calls import CallBuffer, TurnState
 from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
+from .fork import shallow_copy
 from .harness import Decision, GateContext, decide
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
@@ -73,8 +75,10 @@ class CallPipeline:
     """Frames in, call events and decisions out (everything after SSE framing)."""
 
     def __init__(self, protocol: str | None = None, tools: ToolSet | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, *, contrast: bool = True) -> None:
         self.tools = tools if tools is not None else ToolSet()
+        self.contrast = contrast
+        """Whether decisions carry the lenient harness's verdict beside the gate's."""
         self.protocol_fixed = protocol is not None
         self.reader: ProtocolReader | None = None
         self.state = TurnState(protocol or "unknown", limits=limits)
@@ -89,6 +93,19 @@ class CallPipeline:
     @property
     def protocol(self) -> str:
         return self.state.protocol
+
+    def fork(self) -> CallPipeline:
+        """An independent copy, to finish as if the stream ended here (``callscope check`` does
+        this at every frame boundary). The reader and the turn are deep-copied (each knows how
+        to fork cheaply); decisions and draft statuses are immutable values; the tools are
+        shared, as nothing changes them."""
+        twin = shallow_copy(self)
+        twin.reader = copy.deepcopy(self.reader)
+        twin.state = copy.deepcopy(self.state)
+        twin.decisions = dict(self.decisions)
+        twin._undetected = list(self._undetected)
+        twin._drafts = dict(self._drafts)
+        return twin
 
     def frame(self, frame: Frame) -> list[Step]:
         out: list[Step] = []
@@ -178,7 +195,7 @@ class CallPipeline:
 
     def _decide_all(self, frame: int | None, out: list[Step]) -> None:
         empty_means_object = bool(self.reader and self.reader.empty_arguments_mean_empty_object)
-        ctx = GateContext(self.state, self.tools, empty_means_object)
+        ctx = GateContext(self.state, self.tools, empty_means_object, self.contrast)
         for key, call in self.state.calls.items():
             if key in self.decisions:
                 continue
@@ -191,9 +208,9 @@ class Engine:
     """The whole engine: ``feed(bytes) -> [Step]``, ``close() -> [Step]``."""
 
     def __init__(self, protocol: str | None = None, tools: ToolSet | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, *, contrast: bool = True) -> None:
         self.decoder = SSEDecoder(limits.max_block_bytes)
-        self.pipeline = CallPipeline(protocol, tools, limits)
+        self.pipeline = CallPipeline(protocol, tools, limits, contrast=contrast)
         self.chunks = 0
 
     @property
@@ -232,15 +249,22 @@ class Engine:
             steps.append(FrameStep(frame))
             pipeline.frame_into(frame, steps)
 
-    def push(self, data: bytes) -> None:
-        """:meth:`feed` for callers that read only the outcome (``callscope check`` replays a
-        session byte by byte): the same work, without keeping the steps."""
-        self.chunks += 1
-        frames = self.decoder.feed(data)
-        if frames:
-            sink: list[Step] = []
-            for frame in frames:
-                self.pipeline.frame_into(frame, sink)
+    def push_reads(self, reads: Iterable[bytes]) -> None:
+        """:meth:`feed` each read in turn, for callers that read only the outcome
+        (``callscope check`` replays a session byte by byte): the same work, without keeping
+        the steps, and one Python call per read instead of two."""
+        feed = self.decoder.feed
+        frame_into = self.pipeline.frame_into
+        sink: list[Step] = []
+        count = 0
+        for data in reads:
+            count += 1
+            frames = feed(data)
+            if frames:
+                for frame in frames:
+                    frame_into(frame, sink)
+                sink.clear()
+        self.chunks += count
 
     def close(self) -> list[Step]:
         steps: list[Step] = []

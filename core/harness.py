@@ -69,6 +69,9 @@ class GateContext:
     turn: TurnState
     tools: ToolSet
     empty_means_object: bool
+    contrast: bool = True
+    """Whether decisions carry the lenient harness's verdict (``check`` compares only the
+    gate's own decisions, and the contrast was most of the cost of finishing a cut)."""
 
 
 # -- the checks, in order --------------------------------------------------------------------
@@ -163,7 +166,7 @@ def decide(call: CallBuffer, ctx: GateContext, frame: int | None) -> Decision:
     parsed = parse_arguments(call, ctx.empty_means_object) if readable else None
     if parsed is not None and call.max_depth > ctx.turn.limits.max_argument_depth:
         parsed = (TOO_DEEP, "")  # keep the value out of every record and renderer
-    lenient = lenient_verdict(call, ctx)
+    lenient = lenient_verdict(call, ctx) if ctx.contrast else None
     for _, check in GATE:
         refusal = check(ctx, call, parsed)
         if refusal is not None:

@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum, StrEnum
+from typing import Any
+
+from .fork import shallow_copy
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
@@ -82,6 +85,14 @@ class JsonPrefixChecker:
         self.error: DraftError | None = None
         self.max_depth = 0
         """The deepest nesting seen so far (the gate refuses past its limit)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> JsonPrefixChecker:
+        """A fork (``callscope check`` copies the turn at every frame boundary): the nesting
+        stack is the only mutable field; the rest are strings, numbers, enums and a frozen
+        error, shared."""
+        twin = shallow_copy(self)
+        twin._stack = list(self._stack)
+        return twin
 
     @property
     def status(self) -> Draft:

@@ -22,6 +22,7 @@ from ..events import (
     TextAppended,
     UsageReported,
 )
+from ..fork import Record
 from ..sse import Frame
 from .base import Handler, ProtocolReader, short
 
@@ -65,7 +66,7 @@ BEFORE_START_OK = frozenset({"message_start", "ping", "error"})
 
 
 @dataclass(slots=True)
-class _Block:
+class _Block(Record):
     key: str
     type: str | None
     kind: str | None

@@ -9,6 +9,7 @@ one handler per event type (a table, not an if-chain), which stop reasons mean "
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -19,6 +20,8 @@ from ..events import Anomaly, CallEvent, ProviderError, TurnEnded
 from ..sse import Frame
 
 DONE_SENTINEL = "[DONE]"
+
+_ATOMS = frozenset({bool, int, float, str, type(None)})
 
 Handler = Callable[[Any, Frame, Any], None]
 
@@ -55,6 +58,21 @@ class ProtocolReader:
         self.ended = False
         self.terminal_frame: int | None = None
         self._out: list[CallEvent] = []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProtocolReader:
+        """A fork (``callscope check`` finishes a copy at every frame boundary): each attribute
+        deep-copied (records copy themselves cheaply, see :class:`..fork.Record`), atoms shared, and
+        the scratch list of the last read's events left behind."""
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        fields = twin.__dict__
+        for name, value in self.__dict__.items():
+            if type(value) in _ATOMS or name == "_out":
+                fields[name] = value
+            else:
+                fields[name] = copy.deepcopy(value, memo)
+        twin._out = []
+        return twin
 
     # -- the interface the engine uses ---------------------------------------------------
 

@@ -31,6 +31,7 @@ from ..events import (
     TextAppended,
     UsageReported,
 )
+from ..fork import Record
 from ..sse import Frame
 from .base import Handler, ProtocolReader, short
 
@@ -74,7 +75,7 @@ BEFORE_CREATED_OK = frozenset({"interaction.created", "interaction.start", "erro
 
 
 @dataclass(slots=True)
-class _Step:
+class _Step(Record):
     key: str
     type: str | None
     kind: str | None

@@ -25,6 +25,7 @@ from ..events import (
     TextAppended,
     UsageReported,
 )
+from ..fork import Record
 from ..sse import Frame
 from .base import Handler, ProtocolReader, short
 
@@ -65,7 +66,7 @@ def _str(value: Any) -> str | None:
 
 
 @dataclass(slots=True)
-class _Call:
+class _Call(Record):
     key: str
     choice: int
     id: str | None = None

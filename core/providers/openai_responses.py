@@ -26,6 +26,7 @@ from ..events import (
     TextAppended,
     UsageReported,
 )
+from ..fork import Record
 from ..sse import Frame
 from .base import Handler, ProtocolReader, short
 
@@ -95,7 +96,7 @@ def _key(item_id: str | None, output_index: int | None) -> str:
 
 
 @dataclass(slots=True)
-class _Call:
+class _Call(Record):
     key: str
     output_index: int | None
     item_id: str | None = None

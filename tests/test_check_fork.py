@@ -1,0 +1,140 @@
+"""``callscope check``'s shortcuts, each against the plain way of doing the same thing.
+
+* ``CallPipeline.fork()`` (and the cheap ``__deepcopy__`` of readers, records, call buffers and
+  the JSON prefix checker behind it) must behave as a pipeline replayed from zero up to the same
+  frame, and finishing a fork must leave the original untouched;
+* ``replay.reads`` must give the pieces of ``rechunk`` without their times;
+* ``Engine.push_reads`` and ``contrast=False`` must reach the decisions ``replay`` reaches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import pytest
+from callscope.core.engine import CallPipeline, DecisionStep, Engine
+from callscope.core.replay import Chunking, reads, rechunk, replay
+from callscope.core.sse import decode_all
+from callscope.core.tools import ToolSet
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.sse"))
+SESSIONS = sorted((ROOT / "sessions").rglob("*.jsonl"))
+MAX_FRAMES = 300  # replaying every prefix from zero is quadratic in frames
+
+
+def _inputs() -> list[tuple[str, bytes, str | None, ToolSet]]:
+    from callscope.tui.cli import LoadedInput, toolset_for
+
+    found = [(p.name, p.read_bytes(), None, ToolSet()) for p in FIXTURES]
+    for path in SESSIONS:
+        loaded = LoadedInput(str(path))
+        found.append((path.name, b"".join(c for _, c in loaded.chunks()), loaded.protocol,
+                      toolset_for(loaded, None)))
+    return [item for item in found if len(decode_all(item[1])) <= MAX_FRAMES]
+
+
+INPUTS = _inputs()
+
+
+def _picture(pipeline: CallPipeline) -> tuple:
+    """Everything finishing a pipeline settles: decisions (with the lenient contrast and the
+    draft status), anomalies, and each call's text, fragments and closing."""
+    state = pipeline.state
+    calls = {key: (call.text, len(call.fragments), call.closed, call.draft)
+             for key, call in state.calls.items()}
+    return (dict(pipeline.decisions), [a.code for a in state.anomalies], calls,
+            state.terminal, state.stop, pipeline.protocol)
+
+
+def test_inputs_cover_every_protocol():
+    protocols = set()
+    for _, data, protocol, tools in INPUTS:
+        pipeline = CallPipeline(protocol, tools)
+        for frame in decode_all(data):
+            pipeline.frame(frame)
+        protocols.add(pipeline.protocol)
+    assert {"openai-responses", "openai-chat", "anthropic", "gemini-interactions",
+            "gemini-generate"} <= protocols
+
+
+@pytest.mark.parametrize("name,data,protocol,tools", INPUTS, ids=[i[0] for i in INPUTS])
+def test_a_finished_fork_is_the_stream_cut_there_and_leaves_the_original_alone(
+        name, data, protocol, tools):
+    frames = decode_all(data)
+    pipeline = CallPipeline(protocol, tools)
+    for m in range(len(frames) + 1):
+        before = _picture(pipeline)
+        fork = pipeline.fork()
+        fork.finish()
+        fresh = CallPipeline(protocol, tools)
+        for frame in frames[:m]:
+            fresh.frame(frame)
+        fresh.finish()
+        assert _picture(fork) == _picture(fresh), (name, m)
+        assert _picture(pipeline) == before, (name, m)  # the fork shared nothing it changed
+        if m < len(frames):
+            pipeline.frame(frames[m])
+    pipeline.finish()
+    whole = CallPipeline(protocol, tools)
+    for frame in frames:
+        whole.frame(frame)
+    whole.finish()
+    assert _picture(pipeline) == _picture(whole)
+
+
+@pytest.mark.parametrize("name,data,protocol,tools", INPUTS, ids=[i[0] for i in INPUTS])
+def test_a_fork_read_to_the_end_first_does_not_change_the_original(name, data, protocol, tools):
+    """Reading mutates the reader's per-call records and the call buffers: a fork fed the rest of
+    the stream before the original must not leak into it, and both must end as one pipeline."""
+    frames = decode_all(data)
+    whole = CallPipeline(protocol, tools)
+    for frame in frames:
+        whole.frame(frame)
+    whole.finish()
+    expected = _picture(whole)
+    pipeline = CallPipeline(protocol, tools)
+    marks = set(range(0, len(frames) + 1, max(1, len(frames) // 6)))
+    for m in range(len(frames) + 1):
+        if m in marks:
+            fork = pipeline.fork()
+            for frame in frames[m:]:
+                fork.frame(frame)
+            fork.finish()
+            assert _picture(fork) == expected, (name, m)
+        if m < len(frames):
+            pipeline.frame(frames[m])
+    pipeline.finish()
+    assert _picture(pipeline) == expected
+
+
+def _decisions(steps) -> dict:
+    return {s.decision.call: s.decision for s in steps if isinstance(s, DecisionStep)}
+
+
+@pytest.mark.parametrize("name,data,protocol,tools", INPUTS[::3], ids=[i[0] for i in INPUTS[::3]])
+def test_push_reads_without_contrast_decides_as_replay(name, data, protocol, tools):
+    chunks = [(0.0, data[i:i + 97]) for i in range(0, len(data), 97)]
+    expected = _decisions(replay(chunks, protocol=protocol, tools=tools))
+    for chunking in (Chunking("recorded"), Chunking("bytes", size=1), Chunking("random", seed=5)):
+        engine = Engine(protocol, tools, contrast=False)
+        engine.push_reads(reads(chunks, chunking))
+        engine.close()
+        got = engine.pipeline.decisions
+        assert got == {k: dataclasses.replace(d, lenient=None) for k, d in expected.items()}
+    assert any(d.lenient is not None for d in expected.values()) or not expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(chunks=st.lists(st.binary(max_size=40), max_size=12),
+       mode=st.sampled_from(["recorded", "whole", "bytes", "random"]),
+       size=st.integers(1, 9), seed=st.integers(0, 99),
+       cut_at=st.none() | st.integers(0, 300))
+def test_reads_are_the_pieces_of_rechunk(chunks, mode, size, seed, cut_at):
+    timed = [(float(i), c) for i, c in enumerate(chunks)]
+    chunking = Chunking(mode, size=size if mode == "bytes" else 0,
+                        seed=seed if mode == "random" else 0)
+    assert list(reads(timed, chunking, cut_at)) == [c for _, c in rechunk(timed, chunking, cut_at)]
