@@ -96,6 +96,27 @@ def floor(s: BenchStream, budget: Budget) -> None:
     return None
 
 
+def floor_reads(s: BenchStream, budget: Budget) -> None:
+    """The floor fed the same network reads: keep the unfinished tail, split off the complete
+    blocks of each read, parse each payload. What the reads alone add to the floor, for
+    comparison with callscope, which is fed reads too (not a target row: the issue's floor is
+    the whole stream split at once)."""
+    sep = s.eol + s.eol
+    loads, pending = orjson.loads, b""
+    for chunk in budget.chunks(s.chunks):
+        pending += chunk
+        if pending.find(sep) < 0:
+            continue
+        *blocks, pending = pending.split(sep)
+        for block in blocks:
+            i = block.find(b"data: ")
+            if i >= 0:
+                payload = block[i + 6:]
+                if payload != b"[DONE]":
+                    loads(payload)
+    return None
+
+
 # -- httpx-sse with naive accumulation, and the naive live preview -----------------------------
 
 class Naive:

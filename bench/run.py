@@ -42,7 +42,7 @@ from .streams import BenchStream, Spec, build, human, small_session  # noqa: E40
 KB, MB = 1_000, 1_000_000
 MAIN = ("floor", "httpx-sse", "sdk", "preview", "engine", "nodraft")
 LEAN = ("floor", "httpx-sse", "sdk", "engine")
-STAGES = ("framing", "reader", "oneread")
+STAGES = ("floor-reads", "framing", "reader", "oneread")
 OWN = ("floor", "engine", "nodraft", *STAGES)
 """The rows under ``own_cap``: the floor, and callscope's, whose growth is measured to 4 MB."""
 NAMES = {
@@ -50,11 +50,13 @@ NAMES = {
     "preview": "naive preview (jiter re-parse)", "engine": "callscope engine",
     "nodraft": "callscope, no draft status", "framing": "callscope: SSE framing only",
     "reader": "callscope: framing + reader", "oneread": "callscope engine, stream as one read",
+    "floor-reads": "floor fed the reads (buffer + split + orjson.loads)",
 }
 FUNCS: dict[str, P.Peer] = {
     "floor": P.floor, "httpx-sse": P.httpx_sse_naive, "preview": P.naive_preview,
     "engine": P.callscope_engine, "nodraft": P.callscope_no_draft,
     "framing": P.callscope_framing, "reader": P.callscope_reader, "oneread": P.callscope_one_read,
+    "floor-reads": P.floor_reads,
 }
 
 
