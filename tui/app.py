@@ -32,6 +32,7 @@ from . import exports, safe
 from .call_detail import CallDetailScreen
 from .commands import BINDINGS, CallscopeCommands, help_rows
 from .follow import Follower
+from .gcpolicy import GcPolicy
 from .indexer import Indexer
 from .panes.buffers import BuffersPane, Lane
 from .panes.decisions import DecisionsPane
@@ -87,6 +88,7 @@ class CallscopeApp(App[None]):
         self.matches: list[int] = []
         self._searched = 0  # frames searched so far (a growing timeline searches only new ones)
         self.player = Player(self)
+        self.gc_policy = GcPolicy(self)
         self.sub_title = safe.plain(source)
 
     @property
@@ -103,6 +105,7 @@ class CallscopeApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.gc_policy.start()
         if self.keymap:
             self.set_keymap(self.keymap)
         self.query_one("#status").set_class(bool(self.note), "-note")
@@ -115,6 +118,9 @@ class CallscopeApp(App[None]):
         if self.building:
             assert self.indexer is not None
             self.run_worker(self.indexer.run(), name="index", exclusive=True)
+
+    def on_unmount(self) -> None:
+        self.gc_policy.stop()
 
     # -- the one cursor ------------------------------------------------------------------------
 
@@ -139,6 +145,7 @@ class CallscopeApp(App[None]):
         self.refresh_view()
 
     def watch_cursor(self) -> None:
+        self.gc_policy.moved()
         self.refresh_view()
 
     def refresh_view(self) -> None:

@@ -19,7 +19,7 @@ from itertools import accumulate
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.events import Click, Resize
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
@@ -29,6 +29,7 @@ from textual.style import Style
 from ...core.sse import Frame
 from ...core.timeline import Timeline, View
 from .. import safe
+from .paint import PaintCache, render_lines
 from .rawbytes import cells, char_start, fmt_time, line_spans, whole_chars
 from .rows import fold_strip, quick_scrollbar, set_virtual_size
 
@@ -73,6 +74,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._only: list[int] | None = None  # the frames shown when filtering (sorted)
         self._layout_width = 0
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(64)  # screenfuls of frames
+        self._paint = PaintCache()  # finished rows (see paint.py)
         self._boundaries: list[int] = []
         self._timed = False
         self._tail = b""  # a growing stream's block still arriving (no frame holds it yet)
@@ -95,6 +97,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._timed = len({c.t for c in timeline.chunks}) > 1
         self._widths = [self._measure(f) for f in timeline.frames]
         self._cache.clear()
+        self._paint.clear()  # (its keys are frame indices: of the timeline shown)
         self._only = None
         self._layout_width = 0
         self._pin_end, self._followed = False, None
@@ -302,6 +305,23 @@ class FramesPane(ScrollView, can_focus=False):
             self.post_message(self.FrameSelected(index))
 
     # -- rendering -----------------------------------------------------------------------------
+
+    def row_key(self, row: int) -> tuple[object, ...]:
+        """What content row ``row`` shows (see :mod:`.paint`): the frame, its look, the row."""
+        width = self.size.width
+        index = self.frame_of_row(row)
+        if index is None or self.timeline is None:
+            tail = self._tail_strips()
+            at = row - self._starts[-1]
+            if 0 <= at < len(tail) and self._tail_cache is not None:
+                return ("tail", self._tail_cache[0], at, width)
+            return ("blank", width)
+        role, partial = self._role(index)
+        return (index, self._layout_width, role, partial, index in self.matches,
+                row - self._starts[self._slot(index)], width)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        return render_lines(self, self._paint, self, round(self.scroll_y), crop)
 
     def render_line(self, y: int) -> Strip:
         row = y + round(self.scroll_y)

@@ -29,6 +29,8 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
 
+from .paint import PaintCache, render_lines
+
 
 def fold_rows(width: int, cells: int) -> int:
     """Rows of a line ``cells`` wide, folded at ``width``."""
@@ -185,6 +187,7 @@ class RowsView(ScrollView, can_focus=False):
         # (small caches: every cached row is a Strip with seven caches of its own, which the
         # garbage collector walks on each full collection)
         self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(64)
+        self._paint = PaintCache()
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -213,6 +216,7 @@ class RowsView(ScrollView, can_focus=False):
     def clear_cache(self) -> None:
         self._heights.clear()
         self._cache.clear()
+        self._paint.clear()
 
     @property
     def width_cells(self) -> int:
@@ -289,6 +293,16 @@ class RowsView(ScrollView, can_focus=False):
         if cached is None:
             cached = self._cache[key] = block.render(self._width, self)
         return cached
+
+    def row_key(self, row: int) -> Hashable:
+        """What content row ``row`` shows (see :mod:`.paint`)."""
+        i = self.block_at(row)
+        if i is None:
+            return ("blank", self.size.width)
+        return (self._keys[i], row - self._starts[i], self._width, self.size.width)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        return render_lines(self, self._paint, self, round(self.scroll_y), crop)
 
     def render_line(self, y: int) -> Strip:
         row = y + round(self.scroll_y)

@@ -1,0 +1,65 @@
+"""Moves reuse finished rows (panes/paint.py) and defer full collections (gcpolicy.py): the
+screen must stay exactly what a fresh app shows at the same step."""
+
+from __future__ import annotations
+
+import gc
+import pathlib
+
+from callscope.tui.app import CallscopeApp
+from callscope.tui.gcpolicy import RARE_FULL
+from callscope.tui.panes.buffers import BuffersPane
+from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.frames import FramesPane
+from callscope.tui.panes.rows import RowsView
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+PARALLEL = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+SIZE = (120, 30)
+
+
+def screen_lines(app: CallscopeApp) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def drawn_again(app: CallscopeApp, pilot) -> list[str]:
+    """The screen with every finished row thrown away and the whole screen painted again."""
+    for pane in (app.query_one(FramesPane), app.query_one(BuffersPane),
+                 *app.query_one(DecisionsPane).query(RowsView)):
+        pane._paint.clear()
+        pane.refresh()
+    await pilot.pause()
+    return screen_lines(app)
+
+
+async def test_reused_rows_are_the_rows_drawn_afresh():
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=SIZE) as pilot:
+        total = len(app.timeline)
+        reused = 0
+        for k in [5, 6, 7, total // 2, total // 2 + 1, 3, total - 1, total // 3, total // 3 + 1]:
+            app.action_goto_step(k)
+            await pilot.pause()
+            reused += len(app.query_one(FramesPane)._paint.rows)
+            lines = screen_lines(app)
+            assert lines == await drawn_again(app, pilot), f"step {k}"
+        await pilot.press("left", "left", "right")
+        lines = screen_lines(app)
+        assert lines == await drawn_again(app, pilot)
+        assert reused
+
+
+async def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back():
+    before = gc.get_threshold()
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=SIZE) as pilot:
+        assert gc.get_threshold()[2] == RARE_FULL
+        await pilot.press("right")
+        policy = app.gc_policy
+        assert policy.pending
+        policy._tick()  # just moved: not yet
+        assert policy.collections == 0
+        policy.last_move -= 10
+        policy._tick()
+        assert policy.collections == 1 and not policy.pending
+    assert gc.get_threshold() == before

@@ -1,0 +1,120 @@
+"""Finished rows kept per content row: a row whose content did not change is never styled again.
+
+Textual paints a widget through its styles cache: every row it is asked for is re-rendered
+(border, padding, background, line filters: half a dozen intermediate strips, ~60-100 µs a row)
+whenever the widget was refreshed, and a scroll refreshes the whole widget. A step scrolls the
+buffers pane to the lane that grew and the frames pane to the current frame, and a layout (the
+summary changing height) repaints the screen: most of those rows show what they showed before,
+one or a few rows higher or lower.
+
+:class:`PaintCache` keeps the *finished* rows (what the styles cache would return, filters
+applied) under a key that says what the row shows (the pane's ``row_key``: block and row in it,
+or frame, look and row), so a row that only moved costs a dictionary look-up, and the
+compositor gets the same strip object back (its cuts of that strip are cached on the strip).
+A row is drawn through Textual's own ``StylesCache.render_line`` when its key is new, so it
+looks exactly as before. The finished rows depend on the widget's size and styles too: those
+are the cache's *epoch*; when it changes, the cache starts over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, Protocol
+
+from textual.color import Color
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+ROWS_PER_HEIGHT = 3
+"""Finished rows kept, per row of the widget's height (a screenful and what scrolled off)."""
+
+
+class KeyedRows(Protocol):
+    def row_key(self, row: int) -> Hashable:
+        """What content row ``row`` (from the top of the virtual content) shows."""
+        ...
+
+
+class PaintCache:
+    """A widget's finished rows by content key (insertion-ordered dict used as an LRU)."""
+
+    __slots__ = ("rows", "epoch", "limit")
+
+    def __init__(self) -> None:
+        self.rows: dict[Hashable, Strip] = {}
+        self.epoch: tuple[object, ...] | None = None
+        self.limit = 64
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.epoch = None
+
+
+def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y: int,
+                 crop: Region) -> list[Strip]:
+    """What ``Widget.render_lines`` returns (through ``StylesCache.render_widget``), with the
+    finished rows taken from ``cache`` when their content key is known."""
+    sc = widget._styles_cache
+    sc._simple_strip = None
+    styles = widget.styles
+    size = widget.region.size
+    width, height = size
+    base_background, background = widget.background_colors
+    app = widget.app
+    filters = widget.get_line_filters()
+    content_size = widget.content_region.size
+    padding = styles.padding
+    opacity = widget.opacity
+    ansi_theme, native_ansi = app.ansi_theme, app.native_ansi_color
+    gutter = styles.gutter
+    epoch = (size, content_size, padding, base_background, background, styles.border,
+             styles.outline, styles.tint, styles.text_opacity, opacity, id(ansi_theme),
+             native_ansi, tuple(id(f) for f in filters if f.enabled), app.theme)
+    rows = cache.rows
+    if epoch != cache.epoch:
+        rows.clear()
+        cache.epoch = epoch
+        cache.limit = max(64, ROWS_PER_HEIGHT * height)
+    title = subtitle = None
+    top, bottom = gutter.top, height - gutter.bottom
+    strips: list[Strip] = []
+    for y in crop.line_range:
+        if top <= y < bottom:
+            key: Hashable = row_key.row_key(scroll_y + y - top)
+        else:  # a border or padding row: its labels may change (the pane's title does not)
+            key = ("edge", y, str(widget._border_title), str(widget._border_subtitle))
+        strip = rows.get(key)
+        if strip is not None:
+            rows[key] = rows.pop(key)  # most recently used last
+        else:
+            if title is None:
+                title, subtitle = _labels(widget, base_background)
+            strip = sc.render_line(styles, y, size, content_size, padding, base_background,
+                                   background, widget.render_line, title, subtitle, opacity,
+                                   ansi_theme, native_ansi)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            rows[key] = strip
+            if len(rows) > cache.limit:
+                del rows[next(iter(rows))]
+        strips.append(strip)
+    if crop.column_span != (0, width):
+        x1, x2 = crop.column_span
+        strips = [strip.crop(x1, x2) for strip in strips]
+    if widget.auto_links:  # (as Textual's render_widget: the link under the mouse)
+        hover = widget.hover_style
+        if hover._link_id and hover._meta and "@click" in hover.meta:
+            link_style = widget.link_style_hover
+            if link_style:
+                strips = [strip.style_links(hover.link_id, link_style) for strip in strips]
+    return strips
+
+
+def _labels(widget: Widget, base_background: Color) -> tuple[Any, Any]:
+    title, subtitle = widget._border_title, widget._border_subtitle
+    return (
+        None if title is None else (title, *widget._get_title_style_information(base_background)),
+        None if subtitle is None else (
+            subtitle, *widget._get_subtitle_style_information(base_background)),
+    )
