@@ -63,3 +63,43 @@ async def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back():
         policy._tick()
         assert policy.collections == 1 and not policy.pending
     assert gc.get_threshold() == before
+
+
+async def test_finished_rows_are_what_textual_draws():
+    """Each pane's rows, finished by paint.py, equal Textual's own styles-cache rendering
+    (segments and styles), at a few steps, for the border rows and the content rows."""
+    from textual.widget import Widget
+
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=SIZE) as pilot:
+        total = len(app.timeline)
+        for k in [4, total // 2, total - 1]:
+            app.action_goto_step(k)
+            await pilot.pause()
+            for pane in (app.query_one(FramesPane), app.query_one(BuffersPane),
+                         *app.query_one(DecisionsPane).query(RowsView)):
+                crop = pane.size.region
+                ours = pane.render_lines(crop)
+                pane._styles_cache.clear()
+                theirs = Widget.render_lines(pane, crop)
+                assert [s.text for s in ours] == [s.text for s in theirs]
+                assert ours == theirs, (k, type(pane).__name__)
+
+
+def test_counted_wrap_rows_equal_the_wrapped_lines():
+    """A lane's height is counted (rows.wrap_rows) and its lines wrapped (rows.wrap) only when
+    drawn: both must agree, or the rows below a lane would be drawn one row off."""
+    import random
+
+    from callscope.tui.panes.rows import wrap, wrap_rows
+    from textual.content import Content
+
+    rng = random.Random(4)
+    alphabet = 'abcdefgh ,:{}"[]0123      é漢🎯…→␊\t'
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 260)))
+        if rng.random() < 0.5:
+            text = text.encode("ascii", "ignore").decode().replace("\t", " ")
+        width = rng.randrange(1, 70)
+        lines = [Content(text), Content.styled(text[:40], "bold")]
+        assert wrap_rows(lines, width) == len(wrap(lines, width)), (text, width)

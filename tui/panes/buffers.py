@@ -31,7 +31,7 @@ from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
 from .rawbytes import cells
-from .rows import Block, RowsView, fold, fold_rows, fold_strip, render, wrap
+from .rows import Block, RowsView, fold, fold_rows, fold_strip, render, wrap, wrap_rows
 
 WINDOW = 1200
 """Characters of argument text shown per lane (the tail, around the newest fragment)."""
@@ -261,9 +261,10 @@ class Lane(Block):
 
     def rows(self, width: int) -> int:
         inner = width - 4  # the border and a cell of padding on each side
-        head, tail = self._wrapped(width)
-        text = sum(fold_rows(inner, w) for w in self._measured[1])
-        return 2 + len(head) + text + len(tail) + 1  # borders, then a blank row
+        head, widths, tail = self._measured
+        text = sum(fold_rows(inner, w) for w in widths)
+        # (counted, not wrapped: only the lanes on screen are drawn)
+        return 2 + wrap_rows(head, inner) + text + wrap_rows(tail, inner) + 1  # borders, blank
 
     def text_lines(self, view: RowsView, base: Style | None = None) -> list[list[Segment]]:
         """The argument text's lines, as drawn (segments)."""

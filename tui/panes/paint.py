@@ -11,9 +11,13 @@ one or a few rows higher or lower.
 applied) under a key that says what the row shows (the pane's ``row_key``: block and row in it,
 or frame, look and row), so a row that only moved costs a dictionary look-up, and the
 compositor gets the same strip object back (its cuts of that strip are cached on the strip).
-A row is drawn through Textual's own ``StylesCache.render_line`` when its key is new, so it
-looks exactly as before. The finished rows depend on the widget's size and styles too: those
-are the cache's *epoch*; when it changes, the cache starts over.
+A row whose key is new is finished the way ``StylesCache.render_line`` finishes a content row
+(content cut or padded to the content width, padding, left and right border, line filters),
+with the border and padding segments made once per epoch instead of once a row: that is all
+it does for these panes (no hatch, tint, text opacity or outline; with any of those the row
+goes through Textual's own method). Border rows always do. The finished rows depend on the
+widget's size and styles too: those are the cache's *epoch*; when it changes, the cache starts
+over.
 """
 
 from __future__ import annotations
@@ -21,9 +25,13 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Protocol
 
+from rich.segment import Segment
+from textual._border import get_box
+from textual._segment_tools import make_blank
 from textual.color import Color
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.style import Style
 from textual.widget import Widget
 
 ROWS_PER_HEIGHT = 3
@@ -39,16 +47,61 @@ class KeyedRows(Protocol):
 class PaintCache:
     """A widget's finished rows by content key (insertion-ordered dict used as an LRU)."""
 
-    __slots__ = ("rows", "epoch", "limit")
+    __slots__ = ("rows", "epoch", "limit", "frame")
 
     def __init__(self) -> None:
         self.rows: dict[Hashable, Strip] = {}
         self.epoch: tuple[object, ...] | None = None
         self.limit = 64
+        self.frame: _Frame | None = None
+        """How a content row is finished in this epoch (None: through Textual's method)."""
 
     def clear(self) -> None:
         self.rows.clear()
         self.epoch = None
+
+
+class _Frame:
+    """The segments around a content row: border and padding on each side."""
+
+    __slots__ = ("left", "right", "width", "content_width", "inner")
+
+    def __init__(self, left: list[Segment], right: list[Segment], width: int,
+                 content_width: int, inner: object) -> None:
+        self.left, self.right, self.width = left, right, width
+        self.content_width, self.inner = content_width, inner
+
+    def finish(self, line: Strip) -> Strip:
+        line = line.adjust_cell_length(self.content_width, self.inner)  # type: ignore[arg-type]
+        return Strip([*self.left, *line, *self.right], self.width)
+
+
+def _frame(widget: Widget, base_background: Color, background: Color,
+           opacity: float) -> _Frame | None:
+    """The segments StylesCache.render_line puts around a content row, when that is all it
+    does for this widget (see the module's docstring)."""
+    styles = widget.styles
+    if (opacity != 1.0 or styles.text_opacity != 1.0 or styles.tint.a
+            or any(edge for edge, _ in styles.outline)
+            or (styles.has_rule("hatch") and styles.hatch != "none")):
+        return None
+    inner, outer = widget._styles_cache.get_inner_outer(base_background, background)
+    _, (border_right, right_color), _, (border_left, left_color) = styles.border
+    pad_top, pad_right, pad_bottom, pad_left = styles.padding
+    blank = inner.rich_style
+    left: list[Segment] = []
+    right: list[Segment] = []
+    if border_left:
+        style = Style(foreground=base_background + left_color.multiply_alpha(opacity))
+        left.append(get_box(border_left, inner, outer, style)[1][0])
+    if pad_left:
+        left.append(make_blank(pad_left, blank))
+    if pad_right:
+        right.append(make_blank(pad_right, blank))
+    if border_right:
+        style = Style(foreground=base_background + right_color.multiply_alpha(opacity))
+        right.append(get_box(border_right, inner, outer, style)[1][2])
+    return _Frame(left, right, widget.region.width, widget.content_region.width, blank)
 
 
 def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y: int,
@@ -76,6 +129,8 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
         rows.clear()
         cache.epoch = epoch
         cache.limit = max(64, ROWS_PER_HEIGHT * height)
+        cache.frame = _frame(widget, base_background, background, opacity)
+    frame = cache.frame
     title = subtitle = None
     top, bottom = gutter.top, height - gutter.bottom
     strips: list[Strip] = []
@@ -88,11 +143,14 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
         if strip is not None:
             rows[key] = rows.pop(key)  # most recently used last
         else:
-            if title is None:
-                title, subtitle = _labels(widget, base_background)
-            strip = sc.render_line(styles, y, size, content_size, padding, base_background,
-                                   background, widget.render_line, title, subtitle, opacity,
-                                   ansi_theme, native_ansi)
+            if frame is not None and top <= y < bottom:
+                strip = frame.finish(widget.render_line(y - top))
+            else:
+                if title is None:
+                    title, subtitle = _labels(widget, base_background)
+                strip = sc.render_line(styles, y, size, content_size, padding, base_background,
+                                       background, widget.render_line, title, subtitle,
+                                       opacity, ansi_theme, native_ansi)
             for line_filter in filters:
                 strip = strip.apply_filter(line_filter, background)
             rows[key] = strip
