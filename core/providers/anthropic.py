@@ -204,14 +204,14 @@ class AnthropicReader(ProtocolReader):
                          key=self._key(index))
 
     def _json_delta(self, frame: Frame, index: int, delta: dict[str, Any]) -> None:
-        key = self._key(index)
+        block = self._open.get(index)
+        key = self._key(index) if block is None else block.key  # the block's key: no f-string
         fragment = delta.get("partial_json")
         if not isinstance(fragment, str):
             self.anomaly(frame, "bad_delta",
                          f"input_json_delta without a string partial_json ({short(fragment)})",
                          key=key)
             return
-        block = self._open.get(index)
         if block is None:
             # Never started: the accumulator reports the unknown key; remember the block so
             # content_block_stop / message_delta can close what it holds.
