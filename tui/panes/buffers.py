@@ -12,7 +12,7 @@ from its text's widths without drawing it, and drawn only when on screen. A seek
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from functools import cached_property
 from typing import Any
 
@@ -134,8 +134,45 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
     fs = fe = -1
     if call.fresh is not None:
         fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + n) - lo
-    cuts = sorted({0, n, *(c for r in runs for c in r[:2]), *((fs, fe) if fe > fs else ())})
     lines: list[list[Segment]] = [[]]
+    if "\n" not in shown and not safe.has_unsafe(shown):
+        # The common case (one line, nothing to escape): a segment per run, and up to two more
+        # where the fresh text starts and ends inside a run.
+        line, get, pos = lines[0], st.get, 0
+        for s, e, odd, frame in runs:
+            if s > pos:  # (text no fragment carried: never shaded)
+                _plain_pieces(line, shown, pos, s, False, None, fs, fe, get)
+            _plain_pieces(line, shown, s, e, odd, frame, fs, fe, get)
+            pos = e
+        if pos < n:
+            _plain_pieces(line, shown, pos, n, False, None, fs, fe, get)
+    else:
+        _mixed_lines(lines, shown, runs, fs, fe, st)
+    if lo:
+        lines.insert(0, list(earlier(lo).render_segments(st.base)))
+    return lines
+
+
+def _plain_pieces(line: list[Segment], shown: str, a: int, b: int, odd: bool, frame: int | None,
+                  fs: int, fe: int, get: Callable[[bool, bool, bool, int | None], RichStyle]
+                  ) -> None:
+    """Segments of ``shown[a:b]`` (one run): split where the fresh text [fs, fe) starts or ends."""
+    if fe <= fs or fe <= a or fs >= b:
+        line.append(Segment(shown[a:b], get(odd, False, False, frame)))
+        return
+    if a < fs:
+        line.append(Segment(shown[a:fs], get(odd, False, False, frame)))
+    line.append(Segment(shown[max(a, fs):min(b, fe)], get(odd, True, False, frame)))
+    if b > fe:
+        line.append(Segment(shown[fe:b], get(odd, False, False, frame)))
+
+
+def _mixed_lines(lines: list[list[Segment]], shown: str,
+                 runs: list[tuple[int, int, bool, int | None]], fs: int, fe: int,
+                 st: TextStyles) -> None:
+    """The general case: newlines break the line (shown as ␊), invisible characters escaped."""
+    n = len(shown)
+    cuts = sorted({0, n, *(c for r in runs for c in r[:2]), *((fs, fe) if fe > fs else ())})
     unsafe = safe.has_unsafe(shown)  # (rare: then each run is checked)
     j = 0
     for a, b in zip(cuts, cuts[1:], strict=False):
@@ -155,9 +192,6 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
                 continue
             for text, esc in safe.pieces(piece):
                 lines[-1].append(Segment(text, st.get(odd, new, esc, frame)))
-    if lo:
-        lines.insert(0, list(earlier(lo).render_segments(st.base)))
-    return lines
 
 
 def text_widths(call: CallView) -> list[int]:

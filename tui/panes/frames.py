@@ -75,6 +75,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._layout_width = 0
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(64)  # screenfuls of frames
         self._paint = PaintCache()  # finished rows (see paint.py)
+        self._theme_styles: tuple[str, dict[str, Style]] | None = None
         self._boundaries: list[int] = []
         self._timed = False
         self._tail = b""  # a growing stream's block still arriving (no frame holds it yet)
@@ -306,9 +307,9 @@ class FramesPane(ScrollView, can_focus=False):
 
     # -- rendering -----------------------------------------------------------------------------
 
-    def row_key(self, row: int) -> tuple[object, ...]:
-        """What content row ``row`` shows (see :mod:`.paint`): the frame, its look, the row."""
-        width = self.size.width
+    def row_key(self, row: int, width: int) -> tuple[object, ...]:
+        """What content row ``row`` shows, ``width`` cells wide (see :mod:`.paint`): the frame,
+        its look, the row."""
         index = self.frame_of_row(row)
         if index is None or self.timeline is None:
             tail = self._tail_strips()
@@ -361,11 +362,18 @@ class FramesPane(ScrollView, can_focus=False):
             cached = self._cache[key] = self._render_frame(index, role, partial)
         return cached
 
+    def _styles(self) -> dict[str, Style]:
+        """The component styles, resolved once per theme (nine CSS look-ups a frame drawn)."""
+        theme = self.app.theme
+        if self._theme_styles is None or self._theme_styles[0] != theme:
+            self._theme_styles = (theme, {name: self.get_visual_style(f"frames--{name}") for name in (
+                "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar")})
+        return self._theme_styles[1]
+
     def _render_frame(self, index: int, role: str, partial: int | None) -> list[Strip]:
         assert self.timeline is not None
         frame = self.timeline.frames[index]
-        st = {name: self.get_visual_style(f"frames--{name}") for name in (
-            "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar")}
+        st = self._styles()
         # The gutter: a bar on the current frame, a diamond on search matches.
         gutter = Content.assemble(("▌" if role == "current" else " ", st["bar"]),
                                   ("◆" if index in self.matches else " ", st["match"]))
@@ -386,7 +394,9 @@ class FramesPane(ScrollView, can_focus=False):
         rows: list[Strip] = []
         for line, width in zip(lines, widths, strict=True):
             want = max(1, -(-width // body_width))
-            folded = fold_strip(Strip(line.render_segments(style), line.cell_length), body_width)
+            # (``width`` is the line's measured cells: measuring the Content again walks every
+            # character of a line that is not all one-cell characters)
+            folded = fold_strip(Strip(line.render_segments(style), width), body_width)
             for part in (folded + [Strip.blank(0)] * want)[:want]:
                 rows.append(Strip([*lead, *part], GUTTER + part.cell_length))
         return rows

@@ -39,8 +39,9 @@ ROWS_PER_HEIGHT = 3
 
 
 class KeyedRows(Protocol):
-    def row_key(self, row: int) -> Hashable:
-        """What content row ``row`` (from the top of the virtual content) shows."""
+    def row_key(self, row: int, width: int) -> Hashable:
+        """What content row ``row`` (from the top of the virtual content) shows, drawn
+        ``width`` cells wide (the widget's content width)."""
         ...
 
 
@@ -131,12 +132,13 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
         cache.limit = max(64, ROWS_PER_HEIGHT * height)
         cache.frame = _frame(widget, base_background, background, opacity)
     frame = cache.frame
+    content_width = content_size.width
     title = subtitle = None
     top, bottom = gutter.top, height - gutter.bottom
     strips: list[Strip] = []
     for y in crop.line_range:
         if top <= y < bottom:
-            key: Hashable = row_key.row_key(scroll_y + y - top)
+            key: Hashable = row_key.row_key(scroll_y + y - top, content_width)
         else:  # a border or padding row: its labels may change (the pane's title does not)
             key = ("edge", y, str(widget._border_title), str(widget._border_subtitle))
         strip = rows.get(key)

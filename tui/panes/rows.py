@@ -341,12 +341,12 @@ class RowsView(ScrollView, can_focus=False):
             cached = self._cache[key] = block.render(self._width, self)
         return cached
 
-    def row_key(self, row: int) -> Hashable:
-        """What content row ``row`` shows (see :mod:`.paint`)."""
+    def row_key(self, row: int, width: int) -> Hashable:
+        """What content row ``row`` shows, ``width`` cells wide (see :mod:`.paint`)."""
         i = self.block_at(row)
         if i is None:
-            return ("blank", self.size.width)
-        return (self._keys[i], row - self._starts[i], self._width, self.size.width)
+            return ("blank", width)
+        return (self._keys[i], row - self._starts[i], self._width, width)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         return render_lines(self, self._paint, self, round(self.scroll_y), crop)
