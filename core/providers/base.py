@@ -43,6 +43,23 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _forked(value: Any, memo: dict[int, Any]) -> Any:
+    """A reader attribute, deep-copied the cheap way. A reader's state is atoms, its own dicts,
+    lists and sets (never shared between two attributes), hashable set members and dict keys
+    (immutable), and records: containers are rebuilt here, atoms shared, and anything else
+    goes to ``copy.deepcopy`` with the memo, so a record two tables hold stays one record."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {key: _forked(item, memo) for key, item in value.items()}
+    if kind is list:
+        return [_forked(item, memo) for item in value]
+    if kind is set:
+        return set(value)
+    return copy.deepcopy(value, memo)
+
+
 class ProtocolReader:
     """Base class of the five protocol readers."""
 
@@ -60,17 +77,13 @@ class ProtocolReader:
         self._out: list[CallEvent] = []
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ProtocolReader:
-        """A fork (``callscope check`` finishes a copy at every frame boundary): each attribute
-        deep-copied (records copy themselves cheaply, see :class:`..fork.Record`), atoms shared, and
-        the scratch list of the last read's events left behind."""
+        """A fork (``callscope check`` finishes a copy at every frame boundary): see
+        :func:`_forked`; the scratch list of the last read's events is left behind."""
         twin = object.__new__(type(self))
         memo[id(self)] = twin
         fields = twin.__dict__
         for name, value in self.__dict__.items():
-            if type(value) in _ATOMS or name == "_out":
-                fields[name] = value
-            else:
-                fields[name] = copy.deepcopy(value, memo)
+            fields[name] = value if name == "_out" else _forked(value, memo)
         twin._out = []
         return twin
 
