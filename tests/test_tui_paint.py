@@ -103,3 +103,28 @@ def test_counted_wrap_rows_equal_the_wrapped_lines():
         width = rng.randrange(1, 70)
         lines = [Content(text), Content.styled(text[:40], "bold")]
         assert wrap_rows(lines, width) == len(wrap(lines, width)), (text, width)
+
+
+async def test_moves_keep_the_layout_still():
+    """Seeking between a short state (the start) and a long one (the end) moves no pane:
+    the summary is sized for the session, a scrollbar once needed stays."""
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=(120, 24)) as pilot:
+        decisions = app.query_one(DecisionsPane)
+        views = [app.query_one(BuffersPane), decisions.summary_view, decisions.log_view]
+
+        def shape() -> list[tuple[int, int, bool]]:
+            return [(v.region.y, v.size.height, v.show_vertical_scrollbar) for v in views]
+
+        places = [len(app.timeline) - 1, 0, 3, len(app.timeline) // 2, len(app.timeline) - 1]
+        for k in places:  # once round: a scrollbar may come (and then stays)
+            app.action_goto_step(k)
+            await pilot.pause()
+        settled = shape()
+        assert any(bar for _, _, bar in settled)  # (this size: something overflows)
+        for k in [0, *places, 0]:
+            app.action_goto_step(k)
+            await pilot.pause()
+            assert shape() == settled, k
+        # the summary is as tall as the one at the last step, its last rows blank earlier
+        assert decisions.summary_view.size.height >= decisions.summary_view.virtual_size.height

@@ -183,13 +183,26 @@ def log_blocks(view: View, timeline: Timeline) -> list[Block]:
 
 
 class DecisionsPane(Vertical, can_focus=False):
-    """The summary on top (as tall as it needs, up to 60%), the log below, both line-API views."""
+    """The summary on top, the log below, both line-API views.
+
+    The summary is as tall as the tallest summary of the session (the one at its last step, or
+    the tallest shown so far while the session still grows), up to 60% of the pane; with less to
+    show, its last rows stay blank. Sized to the summary at the cursor, it changed height on
+    most seeks, and a change of height is a layout of the whole screen (with a scrollbar coming
+    or going: two, each waiting for the next refresh): 40-150 ms a seek. Sized for the session,
+    the panes stay where they are while stepping."""
+
+    SUMMARY_SHARE = 0.6
+    """The summary's largest share of the pane's height (as the CSS max-height says)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.timeline: Timeline | None = None
-        self.summary_view = RowsView(classes="summary-scroll")
+        self.summary_view = RowsView(classes="summary-scroll", sticky_scrollbar=False)
         self.log_view = RowsView(classes="log-scroll")
+        self._peak = 0  # rows of the tallest summary known
+        self._end_measured = False  # the last step's summary is in _peak (a complete timeline)
+        self._applied: tuple[int, int] | None = None  # (rows, pane height) the styles are set for
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self.summary_view
@@ -199,12 +212,40 @@ class DecisionsPane(Vertical, can_focus=False):
         self.timeline = timeline
         self.summary_view.clear_cache()
         self.log_view.clear_cache()
+        self._peak, self._end_measured = 0, False
 
     def show(self, view: View) -> None:
         assert self.timeline is not None
         self.summary_view.set_blocks(summary_blocks(view, self.timeline))
+        self._fit_summary()
         if self.log_view.set_blocks(log_blocks(view, self.timeline)):
             self.log_view.scroll_end(animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self._peak, self._end_measured = 0, False  # (rows depend on the width)
+        self.call_after_refresh(self._fit_summary)
+
+    def _fit_summary(self) -> None:
+        """Size the summary for the session (see the class docstring): a layout only when the
+        tallest summary known grows, or the pane is resized."""
+        summary, timeline = self.summary_view, self.timeline
+        if timeline is None or not summary._width:
+            return
+        if not self._end_measured and timeline.closed and not timeline.indexing_pending \
+                and len(timeline):
+            self._end_measured = True
+            end = summary_blocks(timeline.view(len(timeline) - 1), timeline)
+            self._peak = max(self._peak, sum(b.rows(summary._width) for b in end))
+        self._peak = max(self._peak, summary.block_top(len(summary.blocks)))
+        pane = self.content_region.height
+        if self._applied == (self._peak, pane) or not pane:
+            return
+        self._applied = (self._peak, pane)
+        summary.styles.height = self._peak + 1  # (and its bottom border)
+        # A scrollbar coming or going is a layout too: when the tallest summary does not fit
+        # its share of the pane, the bar stays (an empty track while the summary is short).
+        fits = self._peak + 1 < int(pane * self.SUMMARY_SHARE) - 1
+        summary.styles.overflow_y = "hidden" if fits else "scroll"
 
     def summary_text(self) -> str:
         return "\n".join(b.content.plain for b in self.summary_view.blocks if isinstance(b, Wrapped))

@@ -224,8 +224,15 @@ class RowsView(ScrollView, can_focus=False):
     RowsView { overflow-x: hidden; }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None,
+                 sticky_scrollbar: bool = True) -> None:
         super().__init__(id=id, classes=classes)
+        self.sticky_scrollbar = sticky_scrollbar
+        """Once the rows overflow the view, keep the scrollbar (until :meth:`clear_cache`): a
+        scrollbar coming or going is a layout of the whole screen (and a second paint), which
+        random seeks between a short and a long state did on one seek in four."""
+        self._stuck = False
+        self._stuck_height = 0
         self.blocks: list[Block] = []
         self._keys: list[Hashable] = []
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
@@ -261,9 +268,13 @@ class RowsView(ScrollView, can_focus=False):
         return True
 
     def clear_cache(self) -> None:
+        """Forget what was drawn and measured (a new timeline is shown)."""
         self._heights.clear()
         self._cache.clear()
         self._paint.clear()
+        if self._stuck:
+            self._stuck = False
+            self.styles.overflow_y = "auto"
 
     @property
     def width_cells(self) -> int:
@@ -282,6 +293,10 @@ class RowsView(ScrollView, can_focus=False):
             total += rows
             starts.append(total)
         self._starts = starts
+        if self.sticky_scrollbar and not self._stuck \
+                and total > self.scrollable_content_region.height > 0:
+            self._stuck, self._stuck_height = True, self.size.height
+            self.styles.overflow_y = "scroll"
         set_virtual_size(self, Size(width, total))
 
     def _on_screen(self) -> list[tuple[Hashable, int] | None]:
@@ -295,7 +310,14 @@ class RowsView(ScrollView, can_focus=False):
         return shown
 
     def on_resize(self, event: Resize) -> None:
-        if self.width_cells != self._width:
+        if self._stuck and event.size.height != self._stuck_height:
+            # Resized (the window, or the summary above the log on a new timeline): whether
+            # the rows overflow is decided again.
+            self._stuck = False
+            self.styles.overflow_y = "auto"
+            self._layout()
+            self.refresh()
+        elif self.width_cells != self._width:
             self._layout()
             self.refresh()
 
