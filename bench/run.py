@@ -40,10 +40,10 @@ from .report import Results, fitted_growth, load, machine, targets  # noqa: E402
 from .streams import BenchStream, Spec, build, human, small_session  # noqa: E402
 
 KB, MB = 1_000, 1_000_000
-MAIN = ("floor", "httpx-sse", "sdk", "preview", "engine", "nodraft")
+MAIN = ("floor", "floor-reads", "httpx-sse", "sdk", "preview", "engine", "nodraft")
 LEAN = ("floor", "httpx-sse", "sdk", "engine")
-STAGES = ("floor-reads", "framing", "reader", "oneread")
-OWN = ("floor", "engine", "nodraft", *STAGES)
+STAGES = ("framing", "reader", "oneread")
+OWN = ("floor", "floor-reads", "engine", "nodraft", *STAGES)
 """The rows under ``own_cap``: the floor, and callscope's, whose growth is measured to 4 MB."""
 NAMES = {
     "floor": "floor (split + orjson.loads)", "httpx-sse": "httpx-sse + naive +=",
