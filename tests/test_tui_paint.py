@@ -95,14 +95,18 @@ def test_counted_wrap_rows_equal_the_wrapped_lines():
     from textual.content import Content
 
     rng = random.Random(4)
-    alphabet = 'abcdefgh ,:{}"[]0123      é漢🎯…→␊\t'
+    alphabet = 'abcdefgh ,:{}"[]0123      é漢🎯…→␊\t\n'
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 260)))
         if rng.random() < 0.5:
             text = text.encode("ascii", "ignore").decode().replace("\t", " ")
         width = rng.randrange(1, 70)
         lines = [Content(text), Content.styled(text[:40], "bold")]
-        assert wrap_rows(lines, width) == len(wrap(lines, width)), (text, width)
+        counted = wrap_rows(lines, width)
+        assert counted == sum(len(line.wrap(width)) for line in lines), (text, width)
+        if "\n" not in text and "\t" not in text:  # (rows.wrap keeps a short line whole:
+            # it differs from Content.wrap on newlines and tabs, which lanes never hold)
+            assert counted == len(wrap(lines, width)), (text, width)
 
 
 async def test_moves_keep_the_layout_still():

@@ -64,12 +64,16 @@ def wrap_rows(lines: Sequence[Content], width: int) -> int:
     width = max(width, 1)
     rows = 0
     for line in lines:
-        if line.cell_length <= width:
-            rows += 1
-        elif "\t" in line.plain or "\n" in line.plain:  # (tabs expand, newlines split first)
+        plain = line.plain
+        if "\t" in plain:  # (tabs expand first)
             rows += len(line.wrap(width))
+        elif "\n" in plain:  # (Content.wrap wraps each line of it)
+            rows += sum(divided_rows(part, width) if cell_len(part) > width else 1
+                        for part in plain.split("\n"))
+        elif line.cell_length <= width:
+            rows += 1
         else:
-            rows += divided_rows(line.plain, width)
+            rows += divided_rows(plain, width)
     return rows
 
 
@@ -209,7 +213,9 @@ class Wrapped(Block):
         return lines
 
     def rows(self, width: int) -> int:
-        return len(self.lines(width)) + self.blank_after
+        lines = self._wrapped.get(width)  # (counted, not wrapped, unless drawn already)
+        count = len(lines) if lines is not None else max(1, wrap_rows([self.content], width))
+        return count + self.blank_after
 
     def render(self, width: int, view: RowsView) -> list[Strip]:
         style = view.visual_style
