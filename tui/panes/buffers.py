@@ -31,7 +31,7 @@ from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
 from .rawbytes import cells
-from .rows import Block, RowsView, fold, fold_rows, fold_strip, render, wrap, wrap_rows
+from .rows import Block, RowsView, fold, fold_rows, render, wrap, wrap_rows
 
 WINDOW = 1200
 """Characters of argument text shown per lane (the tail, around the newest fragment)."""
@@ -194,6 +194,26 @@ def _mixed_lines(lines: list[list[Segment]], shown: str,
                 lines[-1].append(Segment(text, st.get(odd, new, esc, frame)))
 
 
+def fold_segments(segments: list[Segment], cells: int | None, width: int
+                  ) -> list[tuple[list[Segment], int]]:
+    """A line's segments (``cells`` wide) cut into rows of ``width`` cells, as
+    :func:`~.rows.fold_strip` cuts a strip, without a strip per row."""
+    if cells is None:
+        cells = Segment.get_line_length(segments)
+    width = max(width, 1)
+    want = fold_rows(width, cells)
+    if want == 1:
+        return [(segments, cells)] if cells <= width else [
+            (list(Strip(segments, cells).crop(0, width)), width)]
+    cuts = [*range(width, cells, width), cells]
+    rows: list[tuple[list[Segment], int]] = []
+    pos = 0
+    for part, cut in zip(Segment.divide(segments, cuts), cuts, strict=False):
+        rows.append((part, cut - pos))
+        pos = cut
+    return (rows + [([], 0)] * want)[:want]
+
+
 def text_widths(call: CallView) -> list[int]:
     """Cells of each line :func:`argument_text` draws, without drawing it."""
     lo, shown = window(call)
@@ -322,19 +342,20 @@ class Lane(Block):
         border = view.get_visual_style(f"buffers--{part}")
         base = view.visual_style + (border.background_style if self.selected else Style())
         head, tail = self._wrapped(width)
-        rows = render(head, base)
+        rows = [(list(strip), strip.cell_length) for strip in render(head, base)]
         lines = self.text_lines(view, base)
         widths = self._measured[1] if self.call.text else [None] * len(lines)
         for segments, width_cells in zip(lines, widths, strict=True):
-            rows += fold_strip(Strip(segments, width_cells), inner)
-        rows += render(tail, base)
+            rows += fold_segments(segments, width_cells, inner)
+        rows += [(list(strip), strip.cell_length) for strip in render(tail, base)]
         bar = "║" if self.selected else "│"
         left = list(Content.styled(bar + " ", border).render_segments(base))
         right = list(Content.styled(" " + bar, border).render_segments(base))
         pad = base.rich_style
-        body = [Strip([*left, *row, Segment(" " * (inner - row.cell_length), pad), *right], width)
-                if row.cell_length < inner else Strip([*left, *row.crop(0, inner), *right], width)
-                for row in rows]  # (one strip a row: join and crop_extend make three)
+        # (one strip a row: a strip per folded row and then join and crop_extend made four)
+        body = [Strip([*left, *row, Segment(" " * (inner - cells), pad), *right], width)
+                if cells < inner else Strip([*left, *Strip(row, cells).crop(0, inner), *right], width)
+                for row, cells in rows]
         top = self._edge(width, self.title(), True, border, base, view)
         bottom = self._edge(width, _outcome(self.call), False, border, base, view)
         return [top, *body, bottom, Strip.blank(width, view.visual_style.rich_style)]

@@ -388,4 +388,6 @@ class RowsView(ScrollView, can_focus=False):
         strips = self.strips(i)
         at = row - self._starts[i]
         strip = strips[at] if at < len(strips) else Strip.blank(width, self.visual_style.rich_style)
+        if strip.cell_length == width:  # (a lane's rows are: no copy)
+            return strip
         return strip.crop_extend(0, width, self.visual_style.rich_style)
