@@ -293,7 +293,7 @@ class AnthropicReader(ProtocolReader):
 
     def _index(self, frame: Frame, payload: dict[str, Any]) -> int | None:
         index = payload.get("index")
-        if isinstance(index, int) and not isinstance(index, bool):
+        if type(index) is int:  # not a bool: parsed JSON holds no other int subclass
             return index
         self.anomaly(frame, "bad_index",
                      f"{short(payload.get('type'))} without an integer index ({short(index)})")

@@ -36,6 +36,12 @@ def dumps_compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def int_or_none(value: Any) -> int | None:
+    """A JSON integer, or None (booleans are not integers here). ``type(...) is int``: parsed
+    JSON holds no other int subclass, and one type test is cheaper than two ``isinstance``."""
+    return value if type(value) is int else None
+
+
 def short(value: Any, limit: int = 80) -> str:
     """A one-line, bounded rendering of an untrusted value for anomaly messages."""
     text = value if isinstance(value, str) else repr(value)

@@ -27,7 +27,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..sse import Frame
-from .base import Handler, ProtocolReader, short
+from .base import Handler, ProtocolReader, int_or_none, short
 
 CHUNK = "chunk"
 """The event type this reader gives every chunk, since the wire has none."""
@@ -55,10 +55,6 @@ _TEXT_FIELDS: dict[str, str] = {
 # Values of `object` that are not anomalies: the chunk type, and Azure's "" on its
 # prompt-filter and async-filter chunks.
 _CHUNK_OBJECTS = frozenset({"chat.completion.chunk", ""})
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _str(value: Any) -> str | None:
@@ -151,7 +147,7 @@ class OpenAIChatReader(ProtocolReader):
                 self.anomaly(frame, "bad_choice", f"choice is not an object: {short(choice)}")
 
     def _choice(self, frame: Frame, choice: dict[str, Any]) -> None:
-        c = _int(choice.get("index"))
+        c = int_or_none(choice.get("index"))
         if c is None:
             self.anomaly(frame, "missing_choice_index",
                          f"choice index {short(choice.get('index'))}, taken as 0")
@@ -225,7 +221,7 @@ class OpenAIChatReader(ProtocolReader):
         call_id, index = _str(fragment.get("id")), fragment.get("index")
         call, new = self._locate(frame, c, index, call_id)
         # Without an index the id is the routing key: repeating it is then no quirk.
-        self._apply(frame, call, new, call_id, function, id_is_key=_int(index) is None)
+        self._apply(frame, call, new, call_id, function, id_is_key=type(index) is not int)
 
     def _legacy_fragment(self, frame: Frame, c: int, function: dict[str, Any]) -> None:
         """The deprecated ``delta.function_call`` (functions API): one call per choice."""
@@ -244,7 +240,7 @@ class OpenAIChatReader(ProtocolReader):
 
     def _locate(self, frame: Frame, c: int, index: Any, call_id: str | None) -> tuple[_Call, bool]:
         """The call a fragment belongs to, and whether it is new."""
-        i = _int(index)
+        i = int_or_none(index)
         if i is not None:
             slot = (c, i)
             call = self._slots.get(slot)

@@ -28,7 +28,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..sse import Frame
-from .base import Handler, ProtocolReader, short
+from .base import Handler, ProtocolReader, int_or_none, short
 
 # response.incomplete reasons -> "failed" (every incomplete response is cut). The SDK enum says
 # max_output_tokens; the openapi example says max_tokens: accept both (PROTOCOLS.md §1.4).
@@ -79,10 +79,6 @@ _QUIET = frozenset({
     "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed",
     "response.mcp_list_tools.failed",
 })
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _str(value: Any) -> str | None:
@@ -146,7 +142,7 @@ class OpenAIResponsesReader(ProtocolReader):
         return kind
 
     def _check_sequence(self, frame: Frame, payload: dict[str, Any]) -> None:
-        seq = _int(payload.get("sequence_number"))
+        seq = int_or_none(payload.get("sequence_number"))
         if seq is None:
             if not self._seq_missing_reported:
                 self._seq_missing_reported = True
@@ -228,7 +224,7 @@ class OpenAIResponsesReader(ProtocolReader):
     # -- handlers ------------------------------------------------------------------------
 
     def _on_item_added(self, frame: Frame, payload: dict[str, Any]) -> None:
-        item, idx = payload.get("item"), _int(payload.get("output_index"))
+        item, idx = payload.get("item"), int_or_none(payload.get("output_index"))
         if not isinstance(item, dict):
             self.anomaly(frame, "bad_item", f"output_item.added without an item object: "
                                              f"{short(item)}")
@@ -250,7 +246,8 @@ class OpenAIResponsesReader(ProtocolReader):
                          f"output item type {short(kind)} is not read as a call", key=key)
 
     def _on_arguments_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
-        key = self._resolve(frame, _str(payload.get("item_id")), _int(payload.get("output_index")))
+        key = self._resolve(frame, _str(payload.get("item_id")),
+                            int_or_none(payload.get("output_index")))
         delta = payload.get("delta")
         if isinstance(delta, str):
             self.emit(ArgumentsAppended(frame.index, key, delta))
@@ -259,7 +256,7 @@ class OpenAIResponsesReader(ProtocolReader):
                          key=key)
 
     def _on_arguments_done(self, frame: Frame, payload: dict[str, Any]) -> None:
-        item_id, idx = _str(payload.get("item_id")), _int(payload.get("output_index"))
+        item_id, idx = _str(payload.get("item_id")), int_or_none(payload.get("output_index"))
         key = self._resolve(frame, item_id, idx)
         # The spec requires `name` here, no real capture has it: optional either way.
         name = _str(payload.get("name"))
@@ -274,7 +271,7 @@ class OpenAIResponsesReader(ProtocolReader):
         self._close(frame, key, payload.get("arguments"))
 
     def _on_item_done(self, frame: Frame, payload: dict[str, Any]) -> None:
-        item, idx = payload.get("item"), _int(payload.get("output_index"))
+        item, idx = payload.get("item"), int_or_none(payload.get("output_index"))
         if not isinstance(item, dict) or item.get("type") != "function_call":
             return  # other items: their text came in deltas; the final response has the rest
         key = self._resolve(frame, _str(item.get("id")), idx)
