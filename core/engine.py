@@ -101,8 +101,8 @@ class CallPipeline:
     def fork(self) -> CallPipeline:
         """An independent copy, to finish as if the stream ended here (``callscope check`` does
         this at every frame boundary). The reader and the turn are deep-copied (each knows how
-        to fork cheaply); decisions and draft statuses are immutable values; the tools are
-        shared, as nothing changes them."""
+        to fork cheaply); decisions and draft statuses are shared (frozen, and the parsed
+        arguments a decision holds are never changed); so are the tools."""
         twin = shallow_copy(self)
         twin.reader = copy.deepcopy(self.reader)
         twin.state = copy.deepcopy(self.state)

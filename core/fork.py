@@ -3,8 +3,9 @@
 ``check`` finishes a copy of the whole pipeline at every frame boundary of a session (see
 :mod:`.check`), so a fork is on its hot path. ``copy.copy`` and ``copy.deepcopy`` go through
 ``__reduce_ex__`` for every object (~5-12 us each); the engine's objects instead say how they
-fork: lists and dicts they append to are copied, immutable values (events, fragments, strings,
-wire payloads, which nothing changes after parsing) are shared.
+fork: lists and dicts they append to are copied; events, fragments, strings and parsed wire
+payloads are shared. Nothing changes those after they are made (payloads included: decisions'
+arguments, usage values and records' start inputs are only read), which is what makes sharing safe.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ def shallow_copy(obj: _T) -> _T:
 
 
 class Record:
-    """Base of a slotted dataclass whose fields hold immutable values (a protocol reader's
-    per-call records): its deep copy is a field-by-field copy. ``copy.deepcopy`` still keeps
-    its memo, so a record that two tables share stays shared in the copy."""
+    """Base of a slotted dataclass whose fields are atoms or parsed payload values that nothing
+    changes after parsing (a protocol reader's per-call records): its deep copy is a
+    field-by-field copy, the payloads shared. ``copy.deepcopy`` still keeps its memo, so a
+    record that two tables share stays shared in the copy."""
 
     __slots__: tuple[str, ...] = ()
 

@@ -13,11 +13,12 @@ Two implementation choices matter:
 * **Decode per block.** CR and LF are ASCII and never occur inside a UTF-8 multi-byte sequence,
   so decoding each complete block on its own gives exactly the text of decoding the whole
   stream, including characters split across chunks and U+FFFD for invalid bytes.
-* **A fast path for what providers send.** Once the stream is past its first block and the
-  buffered bytes hold no CR, a block ends exactly at the next ``\n\n``: :meth:`SSEDecoder.feed`
-  cuts every such block with ``bytes.find`` and compacts the buffer once per read. Everything
-  else (CR line ends, a BOM, the end of the stream, a block past the size limit) takes the
-  general path; both produce the same frames, which the property tests check chunking by chunking.
+* **A fast path for what providers send.** Once the first bytes are known not to be a byte
+  order mark and while the buffered bytes hold no CR, a block ends exactly at the next
+  ``\n\n``: :meth:`SSEDecoder.feed` cuts every such block with ``bytes.find`` and compacts the
+  buffer once per read. Everything else (CR line ends, a BOM, the end of the stream, a block
+  past the size limit) takes the general path; both produce the same frames, which the
+  property tests check chunking by chunking.
 
 A frame is any block of lines ended by a blank line (or by the end of the stream), including
 blocks that the browser algorithm would not dispatch: comment-only blocks, blocks without
@@ -109,10 +110,10 @@ class SSEDecoder:
         self._received = 0
         self._frames = 0
         self._closed = False
-        self._first_line = True
+        self._first_line = True  # a byte order mark may still come (kept out of the text)
         self._last_event_id = ""
         self._plain = False
-        """Past the first block, no CR buffered, not overflowed, not closed: the fast path."""
+        """No byte order mark pending, no CR buffered, not overflowed, not closed: the fast path."""
         self._start_chunk = (-1, 0)
         """(offset, chunk number) of a pending block's first byte, when the fast path knows it."""
 
@@ -182,7 +183,7 @@ class SSEDecoder:
             frames.append(self._block(len(self._buf), len(self._buf), terminated=False))
         return frames
 
-    # -- the fast path: no CR in the buffer, past the first block ----------------------------
+    # -- the fast path: no CR in the buffer, no byte order mark pending -----------------------
 
     def _drain_lf(self) -> list[Frame]:
         """Cut every block that ends in the buffer, where a block ends at ``\n\n`` (or is one

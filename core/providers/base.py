@@ -53,7 +53,9 @@ def _forked(value: Any, memo: dict[int, Any]) -> Any:
     """A reader attribute, deep-copied the cheap way. A reader's state is atoms, its own dicts,
     lists and sets (never shared between two attributes), hashable set members and dict keys
     (immutable), and records: containers are rebuilt here, atoms shared, and anything else
-    goes to ``copy.deepcopy`` with the memo, so a record two tables hold stays one record."""
+    goes to ``copy.deepcopy`` with the memo, so a record two tables hold stays one record.
+    Parsed payload values that records keep (a start input) are shared: no reader changes a
+    payload after parsing it."""
     kind = type(value)
     if kind in _ATOMS:
         return value
@@ -89,7 +91,8 @@ class ProtocolReader:
         memo[id(self)] = twin
         fields = twin.__dict__
         for name, value in self.__dict__.items():
-            fields[name] = value if name == "_out" else _forked(value, memo)
+            if name != "_out":
+                fields[name] = _forked(value, memo)
         twin._out = []
         return twin
 
