@@ -132,3 +132,47 @@ async def test_moves_keep_the_layout_still():
             assert shape() == settled, k
         # the summary is as tall as the one at the last step, its last rows blank earlier
         assert decisions.summary_view.size.height >= decisions.summary_view.virtual_size.height
+
+
+async def test_lane_rows_kept_across_steps_are_the_rows_drawn_afresh():
+    """A lane is drawn a row at a time, rows keyed by what they show (panes/buffers.py): rows
+    settled before the fresh text, and the insides of rows whose border turned fresh, are
+    reused from earlier steps. Each must equal the row drawn from nothing at that step
+    (segments and styles), with wide and escaped characters and a window past the text's start."""
+    from callscope.core.tools import ToolSet
+    from callscope.tui.panes.buffers import Lane, window
+
+    from bench.streams import Spec, build
+
+    stream = build(Spec("openai-chat", calls=3, events=2500), 3)
+    chunks = list(zip(stream.times, stream.chunks, strict=True))
+    app = CallscopeApp(chunks, source="s", protocol=stream.protocol, tools=ToolSet(stream.tools))
+    async with app.run_test(size=(100, 60)) as pilot:
+        pane = app.query_one(BuffersPane)
+        total = len(app.timeline)
+        starts = [total // 3, total // 2, total - 40]
+        reused = windows = 0
+        for start in starts:
+            app.action_goto_step(start)
+            await pilot.pause()
+            for _ in range(12):
+                await pilot.press("right")
+                rows = pane.render_lines(pane.size.region)  # through every cache
+                reused += sum(1 for key in pane.__dict__["_inner_rows"][1] if key[0] == "lane-text")
+                for y, strip in enumerate(rows[1:-1]):
+                    row = y + round(pane.scroll_y)
+                    i = pane.block_at(row)
+                    block = pane.blocks[i] if i is not None else None
+                    if not isinstance(block, Lane):
+                        continue
+                    windows += window(block.call)[0] > 0
+                    fresh = Lane(block.call, block.timeline, block.k, block.selected)
+                    held = pane.__dict__.pop("_inner_rows")  # (drawn from nothing)
+                    again = fresh.render(pane._width, pane)[row - pane.block_top(i)]
+                    pane.__dict__["_inner_rows"] = held
+                    left = pane.styles.gutter.left  # (the pane's border and padding)
+                    inside = strip.crop(left, left + pane._width)
+                    assert inside.text == again.text, (start, row)
+                    assert list(inside) == list(again.simplify()) or \
+                        inside.simplify() == again.simplify(), (start, row)
+        assert reused and windows, (reused, windows)

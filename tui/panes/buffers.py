@@ -12,6 +12,7 @@ from its text's widths without drawing it, and drawn only when on screen. A seek
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Hashable
 from functools import cached_property
 from typing import Any
@@ -33,8 +34,12 @@ from .. import safe
 from .rawbytes import cells
 from .rows import Block, RowsView, fold, fold_rows, render, wrap, wrap_rows
 
-WINDOW = 1200
-"""Characters of argument text shown per lane (the tail, around the newest fragment)."""
+WINDOW = 600
+"""Characters of argument text a lane shows at least (the tail, around the newest fragment)."""
+ALIGN = 1200
+"""Where the shown text starts is a multiple of this many characters: the window stays put while
+the text grows by up to ALIGN characters (showing WINDOW to WINDOW + ALIGN of it), so a step
+changes the lane's last rows only, not every row (a window sliding by each fragment did)."""
 PREVIEW = 400
 MAX_ANOMALIES = 12
 TURN_TEXT_ROWS = 6
@@ -64,10 +69,10 @@ def window(call: CallView) -> tuple[int, str]:
     """(offset, text) of the part of the argument text a lane shows: the tail, or around the
     fresh text when that is earlier."""
     text, fresh = call.text, call.fresh
-    lo = max(0, len(text) - WINDOW)
+    lo = max(0, len(text) - WINDOW) // ALIGN * ALIGN
     if fresh is not None and fresh[0] < lo:  # keep the fresh text in the window
         lo = max(0, fresh[0] - 200)
-    return lo, text[lo:lo + WINDOW]
+    return lo, text[lo:lo + WINDOW + ALIGN]
 
 
 def earlier(lo: int) -> Content:
@@ -102,6 +107,22 @@ class TextStyles:
             linked = self._links[key] = style + RichStyle.from_meta(
                 {"@click": f"app.goto_frame({frame})"})
         return linked
+
+
+INNER_ROWS = 512
+"""Lane row insides kept (see :func:`inner_rows`)."""
+
+
+def inner_rows(view: RowsView) -> dict[Hashable, tuple[list[Segment], int]]:
+    """The pane's drawn lane rows, inside the side borders, by what they show (kept while the
+    theme is): a lane whose border turns fresh, or a lane that grew, draws its other rows again
+    from these instead of from its text."""
+    theme = view.app.theme
+    held = view.__dict__.get("_inner_rows")
+    if held is None or held[0] != theme:
+        held = view.__dict__["_inner_rows"] = (theme, {})
+    rows: dict[Hashable, tuple[list[Segment], int]] = held[1]
+    return rows
 
 
 def text_styles(view: RowsView, base: Style) -> TextStyles:
@@ -223,6 +244,15 @@ def text_widths(call: CallView) -> list[int]:
     return ([earlier(lo).cell_length] if lo else []) + widths
 
 
+def _epoch(timeline: Timeline | None, key: str, k: int) -> int | None:
+    """Which text the call has at step k (its text is append-only within an epoch)."""
+    if timeline is None:
+        return None
+    index = timeline.calls[key]
+    n = bisect_right(index.frag_steps, k)
+    return index.frag_epoch[n - 1] if n else None
+
+
 def _outcome(call: CallView) -> Content:
     d = call.decision
     if d is None:
@@ -242,7 +272,11 @@ class Lane(Block):
 
     def __init__(self, call: CallView, timeline: Timeline | None, k: int, selected: bool) -> None:
         self.call, self.timeline, self.k, self.selected = call, timeline, k, selected
-        self._wraps: dict[int, tuple[list[Content], list[Content]]] = {}
+        self._layouts: dict[int, list[tuple[str, int, int]]] = {}
+        self._keys: dict[int, list[Hashable | None]] = {}
+        self._pieces: dict[tuple[str, int, int], list[Content]] = {}
+        self._folded: dict[int, list[tuple[list[Segment], int]]] = {}
+        self._looks: tuple[Style, Style, list[Segment], list[Segment]] | None = None
         d = call.decision
         # Everything the lane shows depends on these (the text on the fragment count).
         self.key: Hashable = (
@@ -304,21 +338,84 @@ class Lane(Block):
         widths = text_widths(self.call) if self.call.text else [len("(no argument text yet)")]
         return self.head(), widths, self.tail()
 
-    def _wrapped(self, width: int) -> tuple[list[Content], list[Content]]:
-        """The head and tail lines word-wrapped inside the border (the argument text is folded
-        instead: raw text, cut at the cell, so no space hides at a row's end)."""
-        cached = self._wraps.get(width)
-        if cached is None:
-            head, _, tail = self._measured
-            cached = self._wraps[width] = (wrap(head, width - 4), wrap(tail, width - 4))
-        return cached
-
     def rows(self, width: int) -> int:
+        return len(self._layout(width))
+
+    def _layout(self, width: int) -> list[tuple[str, int, int]]:
+        """What each row shows: ("top"|"bottom"|"blank", 0, 0), ("head"|"tail", line, row in
+        the wrapped line) or ("text", folded row, 1 if settled else 0). Head and tail lines are
+        counted, not wrapped, and text rows come from the lines' widths (only the lanes on
+        screen are drawn)."""
+        cached = self._layouts.get(width)
+        if cached is not None:
+            return cached
         inner = width - 4  # the border and a cell of padding on each side
         head, widths, tail = self._measured
-        text = sum(fold_rows(inner, w) for w in widths)
-        # (counted, not wrapped: only the lanes on screen are drawn)
-        return 2 + wrap_rows(head, inner) + text + wrap_rows(tail, inner) + 1  # borders, blank
+        rows: list[tuple[str, int, int]] = [("top", 0, 0)]
+        for m, line in enumerate(head):
+            rows += [("head", m, q) for q in range(wrap_rows([line], inner))]
+        upto_line, upto_cells = self._settled_to()
+        n = 0
+        for j, w in enumerate(widths):
+            count = fold_rows(inner, w)
+            for r in range(count):
+                # Settled: all of the row's text comes before the fresh text. A call's text
+                # grows at its end only (within an epoch), so such a row stays as it is.
+                settled = j < upto_line or (j == upto_line and (r + 1) * inner <= upto_cells)
+                last = j == len(widths) - 1 and r == count - 1  # (may still grow)
+                rows.append(("text", n, int(settled and not last)))
+                n += 1
+        for m, line in enumerate(tail):
+            rows += [("tail", m, q) for q in range(wrap_rows([line], inner))]
+        rows += [("bottom", 0, 0), ("blank", 0, 0)]
+        self._layouts[width] = rows
+        return rows
+
+    def _settled_to(self) -> tuple[int, int]:
+        """(line, cells) where the lane's text may change: the fresh text's start, else its
+        end (lines as :func:`text_widths` counts them)."""
+        call = self.call
+        if not call.text or self.timeline is None:
+            return -1, 0
+        lo, shown = window(call)
+        fs = len(shown) if call.fresh is None else min(max(call.fresh[0], lo) - lo, len(shown))
+        line = shown.count("\n", 0, fs) + (1 if lo else 0)
+        start = shown.rfind("\n", 0, fs) + 1
+        return line, cells(safe.plain(shown[start:fs]))
+
+    def row_keys(self, width: int) -> list[Hashable]:
+        return [(inner, self._part) if inner is not None else ("lane-row", self.key, i, width)
+                for i, inner in enumerate(self._inner_keys(width))]
+
+    def _inner_keys(self, width: int) -> list[Hashable | None]:
+        """What the inside of each row shows (between the side borders), or None for a row that
+        may change: the same for the lane with or without its fresh border, which a step turns
+        on and off (most steps add no argument text, the next one does)."""
+        keys = self._keys.get(width)
+        if keys is not None:
+            return keys
+        call, selected = self.call, self.selected
+        head, _, tail = self._measured
+        lo = window(call)[0] if call.text else 0
+        epoch = _epoch(self.timeline, call.key, self.k)
+        keys = []
+        for kind, a, b in self._layout(width):
+            if kind == "text":
+                keys.append(("lane-text", id(self.timeline), call.key, epoch, lo, a, selected,
+                             width) if b else None)
+            elif kind == "head" or kind == "tail":
+                line = (head if kind == "head" else tail)[a]
+                keys.append(("lane-line", line.plain, tuple(line.spans), b, selected, width))
+            elif kind == "top":
+                keys.append(("lane-top", call.order, call.key, call.name, selected, width))
+            elif kind == "bottom":
+                d = call.decision
+                keys.append(("lane-bottom", None if d is None else (d.action, d.reason),
+                             selected, width))
+            else:
+                keys.append(("lane-blank", width))
+        self._keys[width] = keys
+        return keys
 
     def text_lines(self, view: RowsView, base: Style | None = None) -> list[list[Segment]]:
         """The argument text's lines, as drawn (segments)."""
@@ -336,29 +433,71 @@ class Lane(Block):
 
     # -- drawing ---------------------------------------------------------------------------
 
-    def render(self, width: int, view: RowsView) -> list[Strip]:
+    @property
+    def _part(self) -> str:
+        return "selected" if self.selected else "fresh" if self.fresh else "border"
+
+    def _look(self, view: RowsView) -> tuple[Style, Style, list[Segment], list[Segment]]:
+        """(border, base, left, right): the border's style, the text's base style and the
+        segments left and right of a row's content."""
+        if self._looks is None:
+            border = view.get_visual_style(f"buffers--{self._part}")
+            base = view.visual_style + (border.background_style if self.selected else Style())
+            bar = "║" if self.selected else "│"
+            left = list(Content.styled(bar + " ", border).render_segments(base))
+            right = list(Content.styled(" " + bar, border).render_segments(base))
+            self._looks = (border, base, left, right)
+        return self._looks
+
+    def _text_rows(self, width: int, view: RowsView) -> list[tuple[list[Segment], int]]:
+        """The argument text folded into rows (drawn once per lane, when a text row is)."""
+        rows = self._folded.get(width)
+        if rows is None:
+            lines = self.text_lines(view, self._look(view)[1])
+            widths = self._measured[1] if self.call.text else [None] * len(lines)
+            rows = []
+            for segments, width_cells in zip(lines, widths, strict=True):
+                rows += fold_segments(segments, width_cells, width - 4)
+            self._folded[width] = rows
+        return rows
+
+    def render_row(self, row: int, width: int, view: RowsView) -> Strip:
+        kind, a, b = self._layout(width)[row]
+        border, base, left, right = self._look(view)
+        if kind == "top":
+            return self._edge(width, self.title(), True, border, base, view)
+        if kind == "bottom":
+            return self._edge(width, _outcome(self.call), False, border, base, view)
+        if kind == "blank":
+            return Strip.blank(width, view.visual_style.rich_style)
         inner = width - 4
-        part = "selected" if self.selected else "fresh" if self.fresh else "border"
-        border = view.get_visual_style(f"buffers--{part}")
-        base = view.visual_style + (border.background_style if self.selected else Style())
-        head, tail = self._wrapped(width)
-        rows = [(list(strip), strip.cell_length) for strip in render(head, base)]
-        lines = self.text_lines(view, base)
-        widths = self._measured[1] if self.call.text else [None] * len(lines)
-        for segments, width_cells in zip(lines, widths, strict=True):
-            rows += fold_segments(segments, width_cells, inner)
-        rows += [(list(strip), strip.cell_length) for strip in render(tail, base)]
-        bar = "║" if self.selected else "│"
-        left = list(Content.styled(bar + " ", border).render_segments(base))
-        right = list(Content.styled(" " + bar, border).render_segments(base))
-        pad = base.rich_style
+        key = self._inner_keys(width)[row]
+        cache = inner_rows(view)
+        found = cache.get(key) if key is not None else None
+        if found is not None:
+            segments, size = found
+        elif kind == "text":
+            segments, size = self._text_rows(width, view)[a]
+        else:  # (a head or tail line, word-wrapped inside the border)
+            pieces = self._pieces.get((kind, a, width))
+            if pieces is None:
+                line = (self._measured[0] if kind == "head" else self._measured[2])[a]
+                pieces = self._pieces[kind, a, width] = (
+                    line.wrap(max(inner, 1)) if line.cell_length > inner else [line])
+            piece = pieces[b]
+            segments, size = list(piece.render_segments(base)), piece.cell_length
+        if found is None and key is not None:
+            if len(cache) > INNER_ROWS:
+                cache.clear()
+            cache[key] = (segments, size)
         # (one strip a row: a strip per folded row and then join and crop_extend made four)
-        body = [Strip([*left, *row, Segment(" " * (inner - cells), pad), *right], width)
-                if cells < inner else Strip([*left, *Strip(row, cells).crop(0, inner), *right], width)
-                for row, cells in rows]
-        top = self._edge(width, self.title(), True, border, base, view)
-        bottom = self._edge(width, _outcome(self.call), False, border, base, view)
-        return [top, *body, bottom, Strip.blank(width, view.visual_style.rich_style)]
+        if size < inner:
+            return Strip([*left, *segments, Segment(" " * (inner - size), base.rich_style),
+                          *right], width)
+        return Strip([*left, *Strip(segments, size).crop(0, inner), *right], width)
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        return [self.render_row(row, width, view) for row in range(self.rows(width))]
 
     def _edge(self, width: int, label: Content, top: bool, border: Style, base: Style,
               view: RowsView) -> Strip:
@@ -443,6 +582,7 @@ class BuffersPane(RowsView):
     def load(self, timeline: Timeline) -> None:
         self.timeline = timeline
         self.clear_cache()
+        self.__dict__.pop("_inner_rows", None)  # (keyed by the timeline's id)
 
     def lanes(self) -> dict[str, Lane]:
         return {b.call.key: b for b in self.blocks if isinstance(b, Lane)}

@@ -190,6 +190,17 @@ class Block:
         """Exactly ``rows(width)`` rows, ``width`` cells wide at most."""
         raise NotImplementedError
 
+    def row_keys(self, width: int) -> Sequence[Hashable] | None:
+        """Optional: a key per row saying what that row shows (equal keys, equal rows, across
+        blocks and moves), for a block whose key changes on a move while most of its rows do
+        not (a lane that grew). Then rows are drawn one at a time (:meth:`render_row`), only
+        those whose key is new. None: the block is drawn whole, its rows keyed by its key."""
+        return None
+
+    def render_row(self, row: int, width: int, view: RowsView) -> Strip:
+        """Row ``row`` alone (only called when :meth:`row_keys` is not None)."""
+        return self.render(width, view)[row]
+
 
 class Wrapped(Block):
     """Content word-wrapped to the width (as a Static wraps it), built only when measured or
@@ -244,6 +255,7 @@ class RowsView(ScrollView, can_focus=False):
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
         self._width = 0
         self._heights: dict[tuple[Hashable, int], int] = {}
+        self._row_keys: dict[tuple[Hashable, int], Sequence[Hashable] | None] = {}
         # (small caches: every cached row is a Strip with seven caches of its own, which the
         # garbage collector walks on each full collection)
         self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(64)
@@ -276,6 +288,7 @@ class RowsView(ScrollView, can_focus=False):
     def clear_cache(self) -> None:
         """Forget what was drawn and measured (a new timeline is shown)."""
         self._heights.clear()
+        self._row_keys.clear()
         self._cache.clear()
         self._paint.clear()
         if self._stuck:
@@ -305,15 +318,26 @@ class RowsView(ScrollView, can_focus=False):
             self.styles.overflow_y = "scroll"
         set_virtual_size(self, Size(width, total))
 
-    def _on_screen(self) -> list[tuple[Hashable, int] | None]:
+    def _on_screen(self) -> list[Hashable]:
         """What each row on screen shows: (block key, row in the block)."""
         if not self._width:
             return []
         top, shown = round(self.scroll_y), []
         for row in range(top, top + self.scrollable_content_region.height):
             i = self.block_at(row)
-            shown.append(None if i is None else (self._keys[i], row - self._starts[i]))
+            shown.append(None if i is None else self._row_id(i, row - self._starts[i]))
         return shown
+
+    def _row_id(self, i: int, at: int) -> Hashable:
+        """What row ``at`` of block ``i`` shows (at the current width)."""
+        hk = (self._keys[i], self._width)
+        if hk in self._row_keys:  # (blocks with equal keys have equal rows)
+            keys = self._row_keys[hk]
+        else:
+            if len(self._row_keys) > 256:
+                self._row_keys.clear()
+            keys = self._row_keys[hk] = self.blocks[i].row_keys(self._width)
+        return keys[at] if keys is not None else (self._keys[i], at, self._width)
 
     def on_resize(self, event: Resize) -> None:
         if self._stuck and event.size.height != self._stuck_height:
@@ -374,7 +398,7 @@ class RowsView(ScrollView, can_focus=False):
         i = self.block_at(row)
         if i is None:
             return ("blank", width)
-        return (self._keys[i], row - self._starts[i], self._width, width)
+        return (self._row_id(i, row - self._starts[i]), width)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         return render_lines(self, self._paint, self, round(self.scroll_y), crop)
@@ -385,9 +409,14 @@ class RowsView(ScrollView, can_focus=False):
         i = self.block_at(row)
         if i is None:
             return Strip.blank(width, self.visual_style.rich_style)
-        strips = self.strips(i)
         at = row - self._starts[i]
-        strip = strips[at] if at < len(strips) else Strip.blank(width, self.visual_style.rich_style)
+        block = self.blocks[i]
+        if self._row_keys.get((self._keys[i], self._width)) is not None:
+            strip = block.render_row(at, self._width, self)
+        else:
+            strips = self.strips(i)
+            strip = strips[at] if at < len(strips) else Strip.blank(
+                width, self.visual_style.rich_style)
         if strip.cell_length == width:  # (a lane's rows are: no copy)
             return strip
         return strip.crop_extend(0, width, self.visual_style.rich_style)
