@@ -7,8 +7,8 @@ index of the SSE frame that carried the fact, or None for facts established at e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, NamedTuple
 
 TextOrigin = Literal["raw", "serialized", "assembled"]
 """How a call's argument text was formed.
@@ -33,8 +33,11 @@ class CallOpened:
     """``function``, or ``server_tool`` for calls the provider runs itself."""
 
 
-@dataclass(frozen=True, slots=True)
-class ArgumentsAppended:
+class ArgumentsAppended(NamedTuple):
+    """A fragment of argument text. A named tuple, unlike the other events: nearly every event
+    of a tool-call stream is one, and a tuple of strings and ints costs half a frozen
+    dataclass to make and is not tracked by the garbage collector once seen."""
+
     frame: int | None
     key: str
     fragment: str
@@ -138,3 +141,10 @@ CallEvent = (
     CallOpened | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed | TextAppended
     | StopReported | TurnEnded | ProviderError | UsageReported | Anomaly
 )
+
+
+def event_fields(event: CallEvent) -> tuple[str, ...]:
+    """The field names of any call event (named tuple or dataclass), in order."""
+    if isinstance(event, ArgumentsAppended):
+        return event._fields
+    return tuple(f.name for f in fields(event))

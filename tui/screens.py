@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ..core.engine import CallStep, DecisionStep, FrameStep, WaitStep
+from ..core.events import event_fields
 from ..core.timeline import Timeline
 from . import safe
 from .panes.rawbytes import fmt_time, line_spans
@@ -76,7 +77,7 @@ def describe_step(step: object) -> Content:
     if isinstance(step, CallStep):
         ev = step.event
         name = type(ev).__name__
-        fields = {k: getattr(ev, k) for k in ev.__dataclass_fields__ if k != "frame"}
+        fields = {k: getattr(ev, k) for k in event_fields(ev) if k != "frame"}
         shown = ", ".join(f"{k}={safe.short(repr(v), 90)}" for k, v in fields.items())
         return Content.assemble((name, "bold"), " ", safe.content(shown))
     if isinstance(step, WaitStep):
