@@ -1,6 +1,7 @@
 """The call events every protocol reader produces: one vocabulary for five wire formats.
 
-Protocol readers map their provider's events onto these frozen dataclasses; everything after
+Protocol readers map their provider's events onto these immutable records (frozen dataclasses,
+and one named tuple for the commonest, :class:`ArgumentsAppended`); everything after
 them (call buffers, draft status, the gate, the timeline, the panes) is shared. ``frame`` is the
 index of the SSE frame that carried the fact, or None for facts established at end of stream.
 """
