@@ -600,6 +600,13 @@ class BuffersPane(RowsView):
         if target is None:
             target = next((i for i, b in enumerate(blocks) if isinstance(b, Lane) and b.fresh),
                           None)
+        if target is None:
+            # No text added at this step: the call written to last (a seek to such a step
+            # left the pane wherever it was, on some other call, and the next step scrolled).
+            latest = max(((b.call.last_frame, i) for i, b in enumerate(blocks)
+                          if isinstance(b, Lane) and b.call.last_frame is not None),
+                         default=None)
+            target = None if latest is None else latest[1]
         if target is not None:
             self.show_block(target)
 
