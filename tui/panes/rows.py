@@ -278,9 +278,16 @@ class RowsView(ScrollView, can_focus=False):
         self.blocks, self._keys = blocks, keys
         self._layout()
         after = self._on_screen()
-        for y, (old, new) in enumerate(zip(before, after, strict=False)):
+        # Changed rows on screen, refreshed a run of consecutive rows at a time (a refresh per
+        # row cost ~25 µs each, and a lane that turns fresh changes 40 of them).
+        top, start = round(self.scroll_y), None
+        for y, (old, new) in enumerate([*zip(before, after, strict=False), (None, None)]):
             if old != new:
-                self.refresh_line(y + round(self.scroll_y))
+                if start is None:
+                    start = y
+            elif start is not None:
+                self.refresh_lines(top + start, y - start)
+                start = None
         if len(before) != len(after):
             self.refresh()
         return True
