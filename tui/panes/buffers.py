@@ -113,15 +113,18 @@ INNER_ROWS = 512
 """Lane row insides kept (see :func:`inner_rows`)."""
 
 
-def inner_rows(view: RowsView) -> dict[Hashable, tuple[list[Segment], int]]:
-    """The pane's drawn lane rows, inside the side borders, by what they show (kept while the
-    theme is): a lane whose border turns fresh, or a lane that grew, draws its other rows again
-    from these instead of from its text."""
-    theme = view.app.theme
-    held = view.__dict__.get("_inner_rows")
-    if held is None or held[0] != theme:
-        held = view.__dict__["_inner_rows"] = (theme, {})
-    rows: dict[Hashable, tuple[list[Segment], int]] = held[1]
+def inner_rows(view: RowsView, base: Style) -> dict[Hashable, tuple[list[Segment], int]]:
+    """The pane's drawn lane rows, inside the side borders, by what they show, on ``base``
+    (kept while the theme is): a lane whose border turns fresh, or a lane that grew, draws its
+    other rows again from these instead of from its text."""
+    held: dict[tuple[str, Style], dict[Hashable, tuple[list[Segment], int]]] = \
+        view.__dict__.setdefault("_inner_rows", {})
+    key = (view.app.theme, base)
+    rows = held.get(key)
+    if rows is None:
+        if len(held) > 4:
+            held.clear()
+        rows = held[key] = {}
     return rows
 
 
@@ -277,6 +280,7 @@ class Lane(Block):
         self._pieces: dict[tuple[str, int, int], list[Content]] = {}
         self._folded: dict[int, list[tuple[list[Segment], int]]] = {}
         self._looks: tuple[Style, Style, list[Segment], list[Segment]] | None = None
+        self._rows_cache: dict[Hashable, tuple[list[Segment], int]] | None = None
         d = call.decision
         # Everything the lane shows depends on these (the text on the fragment count).
         self.key: Hashable = (
@@ -449,6 +453,11 @@ class Lane(Block):
             self._looks = (border, base, left, right)
         return self._looks
 
+    def _inner_rows(self, view: RowsView) -> dict[Hashable, tuple[list[Segment], int]]:
+        if self._rows_cache is None:
+            self._rows_cache = inner_rows(view, self._look(view)[1])
+        return self._rows_cache
+
     def _text_rows(self, width: int, view: RowsView) -> list[tuple[list[Segment], int]]:
         """The argument text folded into rows (drawn once per lane, when a text row is)."""
         rows = self._folded.get(width)
@@ -472,7 +481,7 @@ class Lane(Block):
             return Strip.blank(width, view.visual_style.rich_style)
         inner = width - 4
         key = self._inner_keys(width)[row]
-        cache = inner_rows(view)
+        cache = self._inner_rows(view)
         found = cache.get(key) if key is not None else None
         if found is not None:
             segments, size = found
