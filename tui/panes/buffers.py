@@ -347,7 +347,7 @@ class Lane(Block):
 
     def _layout(self, width: int) -> list[tuple[str, int, int]]:
         """What each row shows: ("top"|"bottom"|"blank", 0, 0), ("head"|"tail", line, row in
-        the wrapped line) or ("text", folded row, 1 if settled else 0). Head and tail lines are
+        the wrapped line) or ("text", folded row, text line). Head and tail lines are
         counted, not wrapped, and text rows come from the lines' widths (only the lanes on
         screen are drawn)."""
         cached = self._layouts.get(width)
@@ -358,17 +358,11 @@ class Lane(Block):
         rows: list[tuple[str, int, int]] = [("top", 0, 0)]
         for m, line in enumerate(head):
             rows += [("head", m, q) for q in range(wrap_rows([line], inner))]
-        upto_line, upto_cells = self._settled_to()
         n = 0
         for j, w in enumerate(widths):
-            count = fold_rows(inner, w)
-            for r in range(count):
-                # Settled: all of the row's text comes before the fresh text. A call's text
-                # grows at its end only (within an epoch), so such a row stays as it is.
-                settled = j < upto_line or (j == upto_line and (r + 1) * inner <= upto_cells)
-                last = j == len(widths) - 1 and r == count - 1  # (may still grow)
-                rows.append(("text", n, int(settled and not last)))
-                n += 1
+            count = fold_rows(inner, w)  # (whether a row is settled: see _inner_keys)
+            rows += [("text", n + r, j) for r in range(count)]
+            n += count
         for m, line in enumerate(tail):
             rows += [("tail", m, q) for q in range(wrap_rows([line], inner))]
         rows += [("bottom", 0, 0), ("blank", 0, 0)]
@@ -402,11 +396,21 @@ class Lane(Block):
         head, _, tail = self._measured
         lo = window(call)[0] if call.text else 0
         epoch = _epoch(self.timeline, call.key, self.k)
+        inner = width - 4
+        upto_line, upto_cells = self._settled_to()
+        layout = self._layout(width)
+        last = max((i for i, row in enumerate(layout) if row[0] == "text"), default=-1)
         keys = []
-        for kind, a, b in self._layout(width):
+        text_line, r = -1, 0
+        for i, (kind, a, b) in enumerate(layout):
             if kind == "text":
+                text_line, r = b, (r + 1 if b == text_line else 0)  # (row r of line b)
+                # Settled: all of the row's text comes before the fresh text. A call's text
+                # grows at its end only (within an epoch), so such a row stays as it is (the
+                # last row may still grow).
+                settled = b < upto_line or (b == upto_line and (r + 1) * inner <= upto_cells)
                 keys.append(("lane-text", id(self.timeline), call.key, epoch, lo, a, selected,
-                             width) if b else None)
+                             width) if settled and i != last else None)
             elif kind == "head" or kind == "tail":
                 line = (head if kind == "head" else tail)[a]
                 keys.append(("lane-line", line.plain, tuple(line.spans), b, selected, width))
