@@ -13,14 +13,10 @@ from its text's widths without drawing it, and drawn only when on screen. A seek
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from functools import cached_property
-from typing import Any
 
-import jiter
-import orjson
 from rich.segment import Segment
-from rich.style import Style as RichStyle
 from textual.content import Content
 from textual.events import Click
 from textual.message import Message
@@ -31,16 +27,19 @@ from ...core.jsonprefix import Draft
 from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
+from .lane_text import (
+    INNER_ROWS,
+    argument_lines,
+    draft_preview,
+    fold_segments,
+    inner_rows,
+    text_styles,
+    text_widths,
+    window,
+)
 from .rawbytes import cells
 from .rows import Block, RowsView, fold, fold_rows, render, wrap, wrap_rows
 
-WINDOW = 600
-"""Characters of argument text a lane shows at least (the tail, around the newest fragment)."""
-ALIGN = 1200
-"""Where the shown text starts is a multiple of this many characters: the window stays put while
-the text grows by up to ALIGN characters (showing WINDOW to WINDOW + ALIGN of it), so a step
-changes the lane's last rows only, not every row (a window sliding by each fragment did)."""
-PREVIEW = 400
 MAX_ANOMALIES = 12
 TURN_TEXT_ROWS = 6
 
@@ -51,200 +50,6 @@ DRAFT_LABEL = {
     Draft.INVALID: ("INVALID JSON", "$text-error"),
 }
 DRAFT_HEAD = "DRAFT (partial parse, not executed) "
-
-
-def draft_preview(text: str) -> str:
-    """What a partial-JSON parser makes of the draft (jiter partial mode), compact and bounded."""
-    if not text.strip():
-        return ""
-    try:
-        value: Any = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode=True)
-    except ValueError as exc:
-        return f"(no partial parse: {str(exc)[:80]})"
-    shown = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    return shown if len(shown) <= PREVIEW else shown[:PREVIEW - 1] + "…"
-
-
-def window(call: CallView) -> tuple[int, str]:
-    """(offset, text) of the part of the argument text a lane shows: the tail, or around the
-    fresh text when that is earlier."""
-    text, fresh = call.text, call.fresh
-    lo = max(0, len(text) - WINDOW) // ALIGN * ALIGN
-    if fresh is not None and fresh[0] < lo:  # keep the fresh text in the window
-        lo = max(0, fresh[0] - 200)
-    return lo, text[lo:lo + WINDOW + ALIGN]
-
-
-def earlier(lo: int) -> Content:
-    return Content.styled(f"… {lo} earlier characters …", "$text-muted italic")
-
-
-class TextStyles:
-    """The rich styles of argument text, resolved once per drawing (8 combinations of
-    fragment shading, fresh text and escapes; click links added per frame)."""
-
-    def __init__(self, view: RowsView, base: Style) -> None:
-        self.base = base
-        shade, new, escape = (view.get_visual_style(f"buffers--{n}", partial=True)
-                              for n in ("shade", "new", "escape"))
-        # (a visual style drops ``reverse``: the fresh text's is set here)
-        fresh = Style(foreground=new.foreground, bold=True, reverse=True)
-        self.styles = {
-            (odd, new, esc): (base + (shade if odd else Style()) + (escape if esc else Style())
-                              + (fresh if new else Style())).rich_style
-            for odd in (False, True) for new in (False, True) for esc in (False, True)}
-        self._links: dict[tuple[bool, bool, bool, int], RichStyle] = {}
-
-    def get(self, odd: bool, new: bool, esc: bool, frame: int | None) -> RichStyle:
-        style = self.styles[odd, new, esc]
-        if frame is None:
-            return style
-        key = (odd, new, esc, frame)
-        linked = self._links.get(key)
-        if linked is None:
-            # A click goes to the frame that carried the fragment (the action is built from an
-            # integer only, never from stream text).
-            linked = self._links[key] = style + RichStyle.from_meta(
-                {"@click": f"app.goto_frame({frame})"})
-        return linked
-
-
-INNER_ROWS = 512
-"""Lane row insides kept (see :func:`inner_rows`)."""
-
-
-def inner_rows(view: RowsView, base: Style) -> dict[Hashable, tuple[list[Segment], int]]:
-    """The pane's drawn lane rows, inside the side borders, by what they show, on ``base``
-    (kept while the theme is): a lane whose border turns fresh, or a lane that grew, draws its
-    other rows again from these instead of from its text."""
-    held: dict[tuple[str, Style], dict[Hashable, tuple[list[Segment], int]]] = \
-        view.__dict__.setdefault("_inner_rows", {})
-    key = (view.app.theme, base)
-    rows = held.get(key)
-    if rows is None:
-        if len(held) > 4:
-            held.clear()
-        rows = held[key] = {}
-    return rows
-
-
-def text_styles(view: RowsView, base: Style) -> TextStyles:
-    """The pane's text styles on ``base`` (kept while the theme is: the links made for each
-    frame are reused from one drawing to the next)."""
-    cache: dict[tuple[str, Style], TextStyles] = view.__dict__.setdefault("_text_styles", {})
-    key = (view.app.theme, base)
-    styles = cache.get(key)
-    if styles is None or len(styles._links) > 4096:
-        if len(cache) > 8:
-            cache.clear()
-        styles = cache[key] = TextStyles(view, base)
-    return styles
-
-
-def argument_lines(call: CallView, timeline: Timeline | None, k: int,
-                   st: TextStyles) -> list[list[Segment]]:
-    """The raw text (window) as segments, one list per line (a newline shows as ␊ and breaks
-    the line): alternate fragments shaded, each linked to its frame, the fresh text in
-    reverse, invisible characters made visible. Built straight from the fragment spans, in one
-    pass (a Content with a span or two per fragment cost tens of ms a lane to draw)."""
-    lo, shown = window(call)
-    n = len(shown)
-    runs: list[tuple[int, int, bool, int | None]] = []  # (start, end, odd, frame)
-    fragments = timeline.calls[call.key].spans(k, lo) if timeline is not None else []
-    for i, (start, end, frame) in enumerate(fragments, call.fragments - len(fragments)):
-        s, e = max(start, lo) - lo, min(end, lo + n) - lo
-        if e > s:
-            runs.append((s, e, bool(i % 2), frame))
-    fs = fe = -1
-    if call.fresh is not None:
-        fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + n) - lo
-    lines: list[list[Segment]] = [[]]
-    if "\n" not in shown and not safe.has_unsafe(shown):
-        # The common case (one line, nothing to escape): a segment per run, and up to two more
-        # where the fresh text starts and ends inside a run.
-        line, get, pos = lines[0], st.get, 0
-        for s, e, odd, frame in runs:
-            if s > pos:  # (text no fragment carried: never shaded)
-                _plain_pieces(line, shown, pos, s, False, None, fs, fe, get)
-            _plain_pieces(line, shown, s, e, odd, frame, fs, fe, get)
-            pos = e
-        if pos < n:
-            _plain_pieces(line, shown, pos, n, False, None, fs, fe, get)
-    else:
-        _mixed_lines(lines, shown, runs, fs, fe, st)
-    if lo:
-        lines.insert(0, list(earlier(lo).render_segments(st.base)))
-    return lines
-
-
-def _plain_pieces(line: list[Segment], shown: str, a: int, b: int, odd: bool, frame: int | None,
-                  fs: int, fe: int, get: Callable[[bool, bool, bool, int | None], RichStyle]
-                  ) -> None:
-    """Segments of ``shown[a:b]`` (one run): split where the fresh text [fs, fe) starts or ends."""
-    if fe <= fs or fe <= a or fs >= b:
-        line.append(Segment(shown[a:b], get(odd, False, False, frame)))
-        return
-    if a < fs:
-        line.append(Segment(shown[a:fs], get(odd, False, False, frame)))
-    line.append(Segment(shown[max(a, fs):min(b, fe)], get(odd, True, False, frame)))
-    if b > fe:
-        line.append(Segment(shown[fe:b], get(odd, False, False, frame)))
-
-
-def _mixed_lines(lines: list[list[Segment]], shown: str,
-                 runs: list[tuple[int, int, bool, int | None]], fs: int, fe: int,
-                 st: TextStyles) -> None:
-    """The general case: newlines break the line (shown as ␊), invisible characters escaped."""
-    n = len(shown)
-    cuts = sorted({0, n, *(c for r in runs for c in r[:2]), *((fs, fe) if fe > fs else ())})
-    unsafe = safe.has_unsafe(shown)  # (rare: then each run is checked)
-    j = 0
-    for a, b in zip(cuts, cuts[1:], strict=False):
-        while j < len(runs) and runs[j][1] <= a:
-            j += 1
-        run = runs[j] if j < len(runs) and runs[j][0] <= a else None
-        odd, frame = (run[2], run[3]) if run else (False, None)
-        new = fs <= a < fe
-        for m, piece in enumerate(shown[a:b].split("\n")):
-            if m:
-                lines[-1].append(Segment("␊", st.get(odd, new, True, frame)))
-                lines.append([])
-            if not piece:
-                continue
-            if not unsafe or not safe.has_unsafe(piece):
-                lines[-1].append(Segment(piece, st.get(odd, new, False, frame)))
-                continue
-            for text, esc in safe.pieces(piece):
-                lines[-1].append(Segment(text, st.get(odd, new, esc, frame)))
-
-
-def fold_segments(segments: list[Segment], cells: int | None, width: int
-                  ) -> list[tuple[list[Segment], int]]:
-    """A line's segments (``cells`` wide) cut into rows of ``width`` cells, as
-    :func:`~.rows.fold_strip` cuts a strip, without a strip per row."""
-    if cells is None:
-        cells = Segment.get_line_length(segments)
-    width = max(width, 1)
-    want = fold_rows(width, cells)
-    if want == 1:
-        return [(segments, cells)] if cells <= width else [
-            (list(Strip(segments, cells).crop(0, width)), width)]
-    cuts = [*range(width, cells, width), cells]
-    rows: list[tuple[list[Segment], int]] = []
-    pos = 0
-    for part, cut in zip(Segment.divide(segments, cuts), cuts, strict=False):
-        rows.append((part, cut - pos))
-        pos = cut
-    return (rows + [([], 0)] * want)[:want]
-
-
-def text_widths(call: CallView) -> list[int]:
-    """Cells of each line :func:`argument_text` draws, without drawing it."""
-    lo, shown = window(call)
-    lines = shown.split("\n")
-    widths = [cells(safe.plain(line)) + 1 for line in lines[:-1]]  # + the ␊
-    widths.append(cells(safe.plain(lines[-1])))
-    return ([earlier(lo).cell_length] if lo else []) + widths
 
 
 def _epoch(timeline: Timeline | None, key: str, k: int) -> int | None:
