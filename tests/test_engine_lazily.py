@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from callscope.core import engine as engine_module
 from callscope.core import synth
 from callscope.core.engine import Engine, FrameStep

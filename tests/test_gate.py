@@ -99,32 +99,38 @@ def test_anthropic_empty_partial_json_means_no_arguments_and_says_so():
 
 
 def chat(arguments: str, *, finish: str = "tool_calls", done: bool = True) -> bytes:
+    opening = {"index": 0, "id": "call_1", "type": "function",
+               "function": {"name": "ping_demo", "arguments": ""}}
+    fragment = {"index": 0, "function": {"arguments": arguments}}
     chunks = [
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                                            "function": {"name": "ping_demo", "arguments": ""}}]}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [opening]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [fragment]}}]},
         {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
     ]
     body = "".join(f"data: {json.dumps({'object': 'chat.completion.chunk', **c})}\n\n" for c in chunks)
     return (body + ("data: [DONE]\n\n" if done else "")).encode()
 
 
+PING_TOOLS = ToolSet([{"type": "function",
+                       "function": {"name": "ping_demo", "parameters": {"type": "object"}}}])
+
+
 def test_openai_chat_empty_arguments_are_invalid_json():
-    tools = ToolSet([{"type": "function", "function": {"name": "ping_demo", "parameters": {"type": "object"}}}])
+    tools = PING_TOOLS
     decision = decide(chat(""), tools)
     assert (decision.action, decision.reason) == ("refuse", "invalid_json")
     assert "empty argument text" in decision.detail
 
 
 def test_chat_finish_reason_without_done_is_not_enough():
-    tools = ToolSet([{"type": "function", "function": {"name": "ping_demo", "parameters": {"type": "object"}}}])
+    tools = PING_TOOLS
     decision = decide(chat('{"a": 1}', done=False), tools)
     assert (decision.action, decision.reason) == ("refuse", "truncated")
     assert decision.contrast, "a lenient harness executes on finish_reason alone"
 
 
 def test_chat_length_is_truncated_even_with_done():
-    tools = ToolSet([{"type": "function", "function": {"name": "ping_demo", "parameters": {"type": "object"}}}])
+    tools = PING_TOOLS
     assert decide(chat('{"a": 1}', finish="length"), tools).reason == "truncated"
 
 

@@ -27,7 +27,7 @@ def permissive_tools(data: bytes) -> ToolSet:
     """Every call name in the stream is a known tool accepting any object (so the gate can reach
     its execute branch on recordings that carry no tool definitions)."""
     engine = Engine()
-    for step in replay([(0.0, data)], engine=engine):
+    for _ in replay([(0.0, data)], engine=engine):
         pass
     names = {c.name for c in engine.state.calls.values() if c.name}
     return ToolSet([{"name": n, "parameters": {"type": "object"}} for n in sorted(names)])

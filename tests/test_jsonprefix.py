@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**20, 10**20)
     | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (st.lists(children, max_size=4)
+                      | st.dictionaries(st.text(max_size=8), children, max_size=4)),
     max_leaves=12,
 )
 
