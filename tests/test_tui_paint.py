@@ -177,3 +177,41 @@ async def test_lane_rows_kept_across_steps_are_the_rows_drawn_afresh():
                     assert list(inside) == list(again.simplify()) or \
                         inside.simplify() == again.simplify(), (start, row)
         assert reused and windows, (reused, windows)
+
+
+def _pane_cells(app: CallscopeApp, pane: BuffersPane) -> list[tuple]:
+    """The pane's rows as (text, style) segments: a stale row drawn in another theme differs in
+    its styles only."""
+    from rich.segment import Segment
+
+    region = pane.region
+    rows = app.screen._compositor.render_strips()
+    return [tuple((s.text, s.style) for s in Segment.simplify(list(rows[y].crop(region.x, region.right))))
+            for y in range(region.y, region.bottom)]
+
+
+async def _buffers_after(theme_first: bool, select: bool) -> list[tuple]:
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=(120, 34)) as pilot:
+        keys = ["end", "right_square_bracket"] if select else ["end"]
+        if not theme_first:
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+        app.theme = "nord"
+        await pilot.pause()
+        await pilot.pause()  # the repaint in the new theme
+        if theme_first:
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+        await pilot.press("left")
+        await pilot.pause()
+        return _pane_cells(app, app.query_one(BuffersPane))
+
+
+async def test_a_theme_change_redraws_every_lane_in_the_new_theme():
+    """Lanes keep their looks, folded text and row insides; a theme change repaints the same
+    lanes, which must drop what they drew in the old styles (review: 18 of 32 rows stale)."""
+    for select in (False, True):
+        assert await _buffers_after(False, select) == await _buffers_after(True, select)

@@ -85,6 +85,7 @@ class Lane(Block):
         self._pieces: dict[tuple[str, int, int], list[Content]] = {}
         self._folded: dict[int, list[tuple[list[Segment], int]]] = {}
         self._looks: tuple[Style, Style, list[Segment], list[Segment]] | None = None
+        self._looks_theme: str | None = None
         self._rows_cache: dict[Hashable, tuple[list[Segment], int]] | None = None
         d = call.decision
         # Everything the lane shows depends on these (the text on the fragment count).
@@ -252,7 +253,13 @@ class Lane(Block):
 
     def _look(self, view: RowsView) -> tuple[Style, Style, list[Segment], list[Segment]]:
         """(border, base, left, right): the border's style, the text's base style and the
-        segments left and right of a row's content."""
+        segments left and right of a row's content. A theme change (which repaints the lanes
+        without making new ones) drops everything drawn in the old styles first."""
+        theme = view.app.theme
+        if self._looks_theme != theme:
+            self._looks_theme = theme
+            self._looks = self._rows_cache = None
+            self._folded.clear()
         if self._looks is None:
             border = view.get_visual_style(f"buffers--{self._part}")
             base = view.visual_style + (border.background_style if self.selected else Style())
