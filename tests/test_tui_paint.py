@@ -215,28 +215,3 @@ async def test_a_theme_change_redraws_every_lane_in_the_new_theme():
     lanes, which must drop what they drew in the old styles (review: 18 of 32 rows stale)."""
     for select in (False, True):
         assert await _buffers_after(False, select) == await _buffers_after(True, select)
-
-
-async def _summary_after(sizes: list[tuple[int, int]]) -> tuple[int, int]:
-    from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
-
-    spec = str(pathlib.Path(__file__).resolve().parent.parent / "sessions" / "openai-responses"
-               / "parallel_calls.jsonl")
-    loaded = LoadedInput(spec)
-    app = CallscopeApp(loaded.held(10**9), source=spec, protocol=protocol_for(loaded, None),
-                       tools=toolset_for(loaded, None))
-    async with app.run_test(size=sizes[0]) as pilot:
-        app.action_goto_step(5)
-        await pilot.pause()
-        for size in sizes[1:]:
-            await pilot.resize_terminal(*size)
-            for _ in range(3):
-                await pilot.pause()
-        summary = app.query_one(DecisionsPane).summary_view
-        return summary.size.height, summary._width
-
-
-async def test_a_widened_pane_sizes_its_summary_as_a_fresh_one():
-    """After a resize the summary's rows are counted without the old scrollbar (review: counted
-    with it, the summary stayed a row too tall and kept the bar)."""
-    assert await _summary_after([(100, 40), (200, 40)]) == await _summary_after([(200, 40)])

@@ -223,10 +223,6 @@ class DecisionsPane(Vertical, can_focus=False):
 
     def on_resize(self) -> None:
         self._peak, self._end_measured = 0, False  # (rows depend on the width)
-        # Count the rows at the width without a scrollbar, as a fresh pane does: counted with
-        # the old bar, they can be more than the summary needs once it fits without one.
-        self.summary_view.styles.overflow_y = "hidden"
-        self._applied = None
         self.call_after_refresh(self._fit_summary)
 
     def _fit_summary(self) -> None:
