@@ -24,7 +24,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..sse import Frame
-from .base import Handler, ProtocolReader, short
+from .base import Handler, ProtocolReader, int_or_none, short
 
 STOP_REASONS: dict[str, tuple[bool, bool]] = {
     # stop_reason -> (cut, failed); anthropic/types/stop_reason.py
@@ -292,11 +292,11 @@ class AnthropicReader(ProtocolReader):
         return f"{self._prefix}block:{index}"
 
     def _index(self, frame: Frame, payload: dict[str, Any]) -> int | None:
-        index = payload.get("index")
-        if type(index) is int:  # not a bool: parsed JSON holds no other int subclass
+        index = int_or_none(payload.get("index"))
+        if index is not None:
             return index
-        self.anomaly(frame, "bad_index",
-                     f"{short(payload.get('type'))} without an integer index ({short(index)})")
+        self.anomaly(frame, "bad_index", f"{short(payload.get('type'))} without an integer "
+                     f"index ({short(payload.get('index'))})")
         return None
 
     def _close_open(self, frame: Frame, why: str) -> None:

@@ -24,7 +24,7 @@ from ..events import (
     UsageReported,
 )
 from ..sse import Frame
-from .base import Handler, ProtocolReader, short
+from .base import Handler, ProtocolReader, int_or_none, short
 from .jsonpath import BadPath, Placement, parse_json_path, place, plain
 
 # The path parser's names stay importable from the reader that uses them.
@@ -131,8 +131,8 @@ class GeminiGenerateReader(ProtocolReader):
             if not isinstance(cand, dict):
                 self.anomaly(frame, "bad_candidate", f"candidate {pos} is {short(cand)}")
                 continue
-            index = cand.get("index", pos)  # Vertex omits index; the position stands in
-            c = index if isinstance(index, int) and not isinstance(index, bool) else pos
+            index = int_or_none(cand.get("index", pos))  # Vertex omits index: the position stands in
+            c = pos if index is None else index
             state = self._cands.setdefault(c, _Candidate())
             content = cand.get("content")
             parts = content.get("parts") if isinstance(content, dict) else None
