@@ -306,9 +306,11 @@ def tui_section(cfg: Config, out: Out) -> object | None:
         out("\n### TUI\n\n- not available (callscope.tui.app not found)")
         return None
     from .tui_bench import tui_cost
+    from .tui_floor import tui_floor
 
     stream = _build(Spec("openai-chat", calls=64, events=cfg.tui_events), cfg.seed)
     tui = tui_cost(stream, budget=5.0 if cfg.tui_events > 1000 else 2.0)
+    tui.floor = floor = tui_floor(100 if cfg.tui_events > 1000 else 10)
     out("\n### TUI (Textual pilot, headless, 200x50; wall clock)\n")
     out(f"- session: {human(len(stream.data))} wire, {tui.events:,} events, {tui.steps:,} steps")
     out(f"- first paint {tui.first_paint:.2f} s ({tui.first_paint_cpu:.2f} s CPU), showing the "
@@ -317,6 +319,12 @@ def tui_section(cfg: Config, out: Out) -> object | None:
         f"p99 {seconds(tui.step_p99)} ({seconds(tui.step_cpu_p99)} CPU)")
     out(f"- seek (random step, to paint, {tui.samples[1]} samples): p50 {seconds(tui.seek_p50)}, "
         f"p99 {seconds(tui.seek_p99)} ({seconds(tui.seek_cpu_p99)} CPU)")
+    out(f"- floor (`bench/tui_floor.py`: Textual repainting the same screen, every row handed over "
+        f"ready, {floor.samples} moves each): every row new p50 {seconds(floor.new_p50)}, "
+        f"p99 {seconds(floor.new_p99)}; the same rows again p50 {seconds(floor.same_p50)}, "
+        f"p99 {seconds(floor.same_p99)}. callscope's seek p99 is "
+        f"{tui.seek_p99 / floor.new_p99:.1f}x the new-rows floor, its step p99 "
+        f"{tui.step_p99 / floor.new_p99:.1f}x")
     return tui
 
 

@@ -23,6 +23,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .streams import BenchStream
 
@@ -48,6 +49,9 @@ class TuiCost:
     seek_cpu_p99: float
     samples: tuple[int, int]
     """Steps and seeks timed (each kind stops after ``budget`` seconds)."""
+    floor: Any = None
+    """Textual's own cost of a move on the same screen (:class:`.tui_floor.FloorCost`), when
+    measured in the same run."""
 
 
 def _p(values: list[float], q: float) -> float:

@@ -74,8 +74,39 @@ def test_the_quick_run_completes(tmp_path: Path) -> None:
     assert text == done.stdout
     for needle in ("## Machine", "floor (split + orjson.loads)", "httpx-sse + naive +=",
                    "naive preview (jiter re-parse)", "callscope engine", "callscope, no draft status",
-                   "`callscope check` against one replay", "peak memory", "### Targets"):
+                   "`callscope check` against one replay", "peak memory", "### Targets",
+                   "floor (`bench/tui_floor.py`"):
         assert needle in text, needle
     rows = [line for line in text.splitlines() if line.startswith("|  |") or line.startswith("| openai")]
     assert rows and not any("**NO**" in row for row in rows)
     assert sum(row.count("| yes |") for row in rows) >= 8  # peers checked against the sent arguments
+
+
+def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
+    """The floor's two moves are what they claim: every row a new strip (a seek's least), or
+    the very strips of the last paint (the compositor alone)."""
+    import asyncio
+
+    from textual.geometry import Region
+
+    from bench.tui_floor import FloorApp, FloorPane
+
+    async def run() -> None:
+        app = FloorApp()
+        async with app.run_test(size=(200, 50)) as pilot:
+            await pilot.pause()
+            pane = app.query_one("#frames", FloorPane)
+            crop = Region(0, 0, pane.region.width, pane.region.height)
+            before = pane.render_lines(crop)
+            assert all(s.cell_length == pane.region.width for s in before)
+            app.move(1, fresh=False)
+            same = pane.render_lines(crop)
+            assert all(a is b for a, b in zip(before, same, strict=True))
+            app.move(2, fresh=True)
+            new = pane.render_lines(crop)
+            assert not any(a is b for a, b in zip(same, new, strict=True))
+            assert [s.text for s in new] != [s.text for s in same]
+            await pilot.pause()
+            assert "step 2" in str(app.query_one("#status").render())
+
+    asyncio.run(run())

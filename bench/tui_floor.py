@@ -1,0 +1,183 @@
+"""The floor of a move in the TUI: Textual repainting callscope's screen when the rows cost nothing.
+
+As the engine's floor is the least any Python reader does with the bytes (split them, parse
+each payload), this is the least any Textual app with callscope's screen does on a move: a
+status line, three bordered panes side by side (the third split into two views), scrollbars
+and the footer, 200x50, where each pane hands Textual every row on screen as a ready strip.
+Nothing is laid out, measured, styled or looked up: a row is one ``Strip`` made from a list of
+segments prepared before the clock starts (border and padding included, so Textual does not
+finish it either). What is left is Textual's own work for a paint: marking the regions, the
+compositor cutting every line at every widget's edge, and the update.
+
+Two moves are timed, each until its paint is done (as :mod:`.tui_bench` times callscope):
+
+* *new rows*: every row of every pane becomes a row not shown before (a new strip each), with
+  the status line: what a seek is, at the least;
+* *same rows*: every pane is refreshed and returns the strips it returned last time: the
+  compositor alone, which a step that scrolls a pane pays for everything on those lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from callscope.tui.gcpolicy import GcPolicy
+from rich.segment import Segment
+from rich.style import Style
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Footer, Static
+
+from .tui_bench import SETTLE, _p, _Paints
+
+CSS = """
+Screen { layout: vertical; }
+#status { height: 1; padding: 0 1; background: $panel; }
+#panes { height: 1fr; }
+#frames, #buffers, #decisions { height: 1fr; }
+#frames { width: 5fr; }
+#buffers { width: 4fr; }
+#decisions { width: 4fr; }
+#summary { height: 27; }
+#log { height: 1fr; }
+FloorPane { overflow-y: scroll; overflow-x: hidden; }
+"""
+
+_PALETTE = [Style(color=c, bgcolor="#1e1e1e") for c in
+            ("#a0a0a0", "#e0c060", "#60c0e0", "#80e080", "#e08080", "#c0a0e0")]
+_BORDER = Style(color="#406080", bgcolor="#1e1e1e")
+
+
+def _row(n: int, width: int) -> list[Segment]:
+    """A row ``width`` cells wide in four styled pieces between a left and right border, as
+    callscope's rows look (a gutter or key, then text in a few styles)."""
+    inner = width - 2
+    text = (f"{n:>7} data: {{\"choices\":[{{\"delta\":{{\"arguments\":\"" + "x" * inner)[:inner]
+    q = inner // 4
+    cuts = [0, q, 2 * q, 3 * q, inner]
+    pieces = [Segment(text[a:b], _PALETTE[(n + i) % len(_PALETTE)])
+              for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False)) if b > a]
+    return [Segment("│", _BORDER), *pieces, Segment("│", _BORDER)]
+
+
+class FloorPane(ScrollView, can_focus=False):
+    """Hands Textual ready rows: ``new`` makes every row on screen a new strip."""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self.epoch = 0
+        self._rows: list[list[Segment]] = []
+        self._last: dict[int, Strip] = {}
+        self.fresh = True
+
+    def on_mount(self) -> None:
+        self.virtual_size = Size(self.size.width, 100_000)  # (a scrollbar, as the panes have)
+
+    def new(self, fresh: bool) -> None:
+        self.fresh = fresh
+        if fresh:
+            self.epoch += 1
+        self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        width = self.region.width  # (the scrollbar is a widget in front of the last cells)
+        if len(self._rows) != 64 or len(self._rows[0]) and sum(
+                len(s.text) for s in self._rows[0]) != width:
+            self._rows = [_row(n, width) for n in range(64)]  # made once per width, untimed
+            self._last.clear()
+        strips = []
+        for y in crop.line_range:
+            strip = None if self.fresh else self._last.get(y)
+            if strip is None:
+                strip = self._last[y] = Strip(self._rows[(self.epoch + y) % 64], width)
+            strips.append(strip)
+        x1, x2 = crop.column_span
+        return strips if (x1, x2) == (0, width) else [s.crop(x1, x2) for s in strips]
+
+
+class FloorApp(App[None]):
+    CSS = CSS
+    # As many keys in the footer as callscope shows (they are cut like the panes on its line).
+    BINDINGS = [Binding(k, "noop", d) for k, d in
+                [("q", "quit"), ("right", "step"), ("left", "back"), ("n", "next call"),
+                 ("f", "frame"), ("g", "go to"), ("slash", "search"), ("e", "export"),
+                 ("d", "detail"), ("t", "theme"), ("question_mark", "help")]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The collector as callscope runs it (full collections wait for a pause): a full
+        # collection inside a move is Python's cost, not Textual's, and callscope avoids it.
+        self.gc_policy = GcPolicy(self)
+
+    def on_mount(self) -> None:
+        self.gc_policy.start()
+
+    def on_unmount(self) -> None:
+        self.gc_policy.stop()
+
+    def compose(self) -> ComposeResult:
+        yield Static("step 0", id="status")
+        with Horizontal(id="panes"):
+            yield FloorPane(id="frames")
+            yield FloorPane(id="buffers")
+            with Vertical(id="decisions"):
+                yield FloorPane(id="summary")
+                yield FloorPane(id="log")
+        yield Footer()
+
+    def action_noop(self) -> None:
+        pass
+
+    def move(self, n: int, fresh: bool) -> None:
+        self.gc_policy.moved()
+        for pane in self.query(FloorPane):
+            pane.new(fresh)
+        self.query_one("#status", Static).update(f"step {n}", layout=False)
+
+
+@dataclass
+class FloorCost:
+    new_p50: float
+    new_p99: float
+    same_p50: float
+    same_p99: float
+    samples: int
+
+
+async def _drive(moves: int) -> FloorCost:
+    paints = _Paints()
+    paints.install()
+    try:
+        app = FloorApp()
+        paints.app = app
+        async with app.run_test(size=(200, 50)) as pilot:
+            await paints.settled(0)
+            app.move(-1, True)  # (the rows are made at the first paint of a width: untimed)
+            await paints.settled(len(paints.log))
+            times: dict[bool, list[float]] = {True: [], False: []}
+            for n in range(moves):
+                for fresh in (True, False):
+                    since = len(paints.log)
+                    start = time.perf_counter()
+                    app.move(n, fresh)
+                    done, _ = await paints.settled(since)
+                    times[fresh].append(done - start)
+            await pilot.pause()
+    finally:
+        paints.uninstall()
+    p: Callable[[list[float], float], float] = _p
+    return FloorCost(p(times[True], 0.5), p(times[True], 0.99),
+                     p(times[False], 0.5), p(times[False], 0.99), moves)
+
+
+def tui_floor(moves: int = 100) -> FloorCost:
+    """Time ``moves`` moves of each kind (about ``moves * 2 * SETTLE`` seconds)."""
+    assert SETTLE > 0
+    return asyncio.run(_drive(moves))
