@@ -6,13 +6,16 @@ a network chunk boundary fell inside the frame. Only the rows on screen are rend
 rows are cached (LRU, as Toolong caches its lines) under a key that changes only when that frame's
 look changes, so moving the cursor re-renders a handful of frames, whatever the session's size.
 
+What a frame's rows say (its header and raw lines, as text) is :mod:`.frame_text`'s; this pane
+folds them to its width, lays the frames out, caches their rows and follows the cursor.
+
 A live stream's timeline grows: :meth:`FramesPane.grow` takes in the frames it added, and the
 block still arriving (bytes no frame holds yet) is drawn dimmed after the last frame.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
 
@@ -26,15 +29,13 @@ from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.style import Style
 
-from ...core.sse import Frame
 from ...core.timeline import Timeline, View
-from .. import safe
+from .frame_text import FrameText
 from .paint import PaintCache, render_lines
-from .rawbytes import cells, char_start, fmt_time, line_spans, whole_chars
+from .rawbytes import line_spans, whole_chars
 from .rows import fold_strip, quick_scrollbar, set_virtual_size
 
 GUTTER = 2
-CHUNK_MARK = "┊"
 
 
 class FramesPane(ScrollView, can_focus=False):
@@ -76,8 +77,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(64)  # screenfuls of frames
         self._paint = PaintCache()  # finished rows (see paint.py)
         self._theme_styles: tuple[str, dict[str, Style]] | None = None
-        self._boundaries: list[int] = []
-        self._timed = False
+        self._text = FrameText()  # what each frame's rows say
         self._tail = b""  # a growing stream's block still arriving (no frame holds it yet)
         self._tail_start = 0  # its stream offset
         self._tail_cache: tuple[tuple[object, ...], list[Strip]] | None = None
@@ -93,10 +93,9 @@ class FramesPane(ScrollView, can_focus=False):
     def load(self, timeline: Timeline) -> None:
         """A new timeline (start, cut, rechunk): measure every line once, width-independent."""
         self.timeline = timeline
-        self._boundaries = [c.start for c in timeline.chunks]
-        # Timing is shown only when the recording has some: one chunk, or no times, says nothing.
-        self._timed = len({c.t for c in timeline.chunks}) > 1
-        self._widths = [self._measure(f) for f in timeline.frames]
+        text = self._text
+        text.load(timeline)
+        self._widths = [text.measure(f) for f in timeline.frames]
         self._cache.clear()
         self._paint.clear()  # (its keys are frame indices: of the timeline shown)
         self._only = None
@@ -118,16 +117,17 @@ class FramesPane(ScrollView, can_focus=False):
         if timeline is None:
             return
         self._pin_end = follow
-        new_chunks = timeline.chunks[len(self._boundaries):]
+        text = self._text
+        new_chunks = timeline.chunks[len(text.boundaries):]
         # Timing shows once two chunks arrived at different times; it changes every header's
         # width, so that (once per stream) measures everything again.
-        if not self._timed and any(c.t != timeline.chunks[0].t for c in new_chunks):
+        if not text.timed and any(c.t != timeline.chunks[0].t for c in new_chunks):
             self.load(timeline)
             self._pin_end = follow
             return
-        self._boundaries.extend(c.start for c in new_chunks)
+        text.boundaries.extend(c.start for c in new_chunks)
         first = len(self._widths)
-        self._widths.extend(self._measure(f) for f in timeline.frames[first:])
+        self._widths.extend(text.measure(f) for f in timeline.frames[first:])
         self._take_tail()
         if self._layout_width and self._only is None:  # (a filter lays out in show())
             body = self._layout_width - GUTTER
@@ -177,38 +177,6 @@ class FramesPane(ScrollView, can_focus=False):
 
     def _frame_index(self) -> int | None:
         return self.view.frame.index if self.view is not None and self.view.frame else None
-
-    def _measure(self, frame: Frame) -> list[int]:
-        """Display cells of the header, then of each raw line (markers included)."""
-        kind, meta = self._header_parts(frame)
-        # meta is ours and every character in it is one cell wide: only kind needs measuring.
-        shown = safe.plain(kind)
-        widths = [len(f"#{frame.index} ") + cells(shown)
-                  + 2 + len(meta)]
-        return widths + self._line_widths(frame.raw, frame.start)
-
-    def _line_widths(self, raw: bytes, origin: int) -> list[int]:
-        """Display cells of each raw line of the bytes at stream offset ``origin``."""
-        spans = line_spans(raw)
-        if raw.isascii():  # the common case: one cell per byte (controls become one glyph)
-            widths = [end - start for start, end in spans]
-        else:
-            widths = [cells(safe.plain(raw[start:end].decode("utf-8", "replace")))
-                      for start, end in spans]
-        lo = bisect_right(self._boundaries, origin)
-        if lo < len(self._boundaries) and self._boundaries[lo] < origin + len(raw):  # chunk marks
-            for i, (start, end) in enumerate(spans):
-                widths[i] += len(self._marks(origin, start, end))
-        return widths
-
-    def _marks(self, origin: int, start: int, end: int) -> list[int]:
-        """Chunk boundaries inside this line (of the bytes at stream offset ``origin``), as byte
-        indices in those bytes."""
-        lo = bisect_right(self._boundaries, origin + start)
-        hi = bisect_left(self._boundaries, origin + end)
-        if start == 0:  # a boundary at the frame's first byte is shown in the header, not the text
-            lo = bisect_right(self._boundaries, origin)
-        return [b - origin for b in self._boundaries[lo:hi]]
 
     def _shown(self) -> Sequence[int]:
         return range(len(self._widths)) if self._only is None else self._only
@@ -378,10 +346,11 @@ class FramesPane(ScrollView, can_focus=False):
         gutter = Content.assemble(("▌" if role == "current" else " ", st["bar"]),
                                   ("◆" if index in self.matches else " ", st["match"]))
         widths = self._widths[index]
-        lines = [self._header(frame, index, role, st)]
+        text = self._text
+        lines = [text.header(frame, index, role, index in self.matches, st)]
         split_at = partial - frame.start if role == "future" and partial is not None else None
         muted = st["dim"] if not frame.dispatch else None
-        lines += [self._line(frame.raw, frame.start, start, end, split_at, muted, st)
+        lines += [text.line(frame.raw, frame.start, start, end, split_at, muted, st)
                   for start, end in line_spans(frame.raw)]
         return self._fold(lines, widths, gutter)
 
@@ -416,62 +385,10 @@ class FramesPane(ScrollView, can_focus=False):
         st = {"future": future, "escape": escape, "chunk": future, "split": future}
         header = Content.styled(f"#{len(self.timeline.frames)} arriving  {origin}–{end} "
                                 f"({len(self._tail)} B so far)", future)
-        lines = [header] + [self._line(raw, origin, start, end, None, future, st)
+        text = self._text
+        lines = [header] + [text.line(raw, origin, start, end, None, future, st)
                             for start, end in line_spans(raw)]
-        widths = [header.cell_length, *self._line_widths(raw, origin)]
+        widths = [header.cell_length, *text.line_widths(raw, origin)]
         strips = self._fold(lines, widths, Content("  "))
         self._tail_cache = (key, strips)
         return strips
-
-    def _header_parts(self, frame: Frame) -> tuple[str, str]:
-        """(what the frame is, where and when it arrived), as plain strings."""
-        assert self.timeline is not None
-        index = frame.index
-        timing = ""
-        if self._timed:
-            arrived, done = self.timeline.frame_times(index)
-            prev = self.timeline.frame_times(index - 1)[1] if index else None
-            if done is not None:
-                timing = f"  t{fmt_time(done)}"
-                if prev is not None:
-                    timing += f" Δ{fmt_time(done - prev, '')}"
-                if arrived is not None and arrived != done:
-                    timing += f" (first byte {fmt_time(arrived)})"
-        chunks = (f"chunk {frame.first_chunk}" if frame.first_chunk == frame.last_chunk
-                  else f"chunks {frame.first_chunk}–{frame.last_chunk}")
-        kind = frame.event_type if frame.dispatch else (
-            "comment" if frame.comments and not frame.data else
-            "unterminated" if not frame.terminated else "no dispatch")
-        return kind, f"{frame.start}–{frame.end} ({frame.end - frame.start} B) {chunks}{timing}"
-
-    def _header(self, frame: Frame, index: int, role: str, st: dict[str, Style]) -> Content:
-        kind, meta = self._header_parts(frame)
-        style = st["current"] if role == "current" else st["header"] if role == "past" else (
-            st["future"])
-        return Content.assemble(
-            (f"#{index} ", style), safe.content(kind, st["match"] if index in self.matches else style,
-                                                st["escape"]),
-            (f"  {meta}", style),
-        )
-
-    def _line(self, raw: bytes, origin: int, start: int, end: int, split_at: int | None,
-              muted: Style | None, st: dict[str, Style]) -> Content:
-        """One raw line (of the bytes at stream offset ``origin``): decoded per run between chunk
-        marks, escapes visible; from byte ``split_at`` on, not received yet; ``muted``: the style
-        of the whole text (comments are always dim)."""
-        normal = muted if muted is not None else st["dim"] if raw[start:start + 1] == b":" else (
-            Style())
-        marks = set(self._marks(origin, start, end))
-        cuts = sorted(marks | ({split_at} if split_at is not None and start < split_at < end else set()))
-        parts: list[Content] = []
-        pos = start
-        for cut in [*cuts, end]:
-            at = char_start(raw, cut) if cut < end else cut
-            if at > pos:
-                text = raw[pos:at].decode("utf-8", "replace")
-                future = split_at is not None and pos >= split_at
-                parts.append(safe.content(text, st["future"] if future else normal, st["escape"]))
-                pos = at
-            if cut in marks:  # red when the network split a UTF-8 character
-                parts.append(Content.styled(CHUNK_MARK, st["split"] if at != cut else st["chunk"]))
-        return Content.assemble(*parts)
