@@ -74,6 +74,7 @@ class FloorPane(ScrollView, can_focus=False):
         super().__init__(id=id)
         self.epoch = 0
         self._rows: list[list[Segment]] = []
+        self._width = -1
         self._last: dict[int, Strip] = {}
         self.fresh = True
 
@@ -88,9 +89,8 @@ class FloorPane(ScrollView, can_focus=False):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         width = self.region.width  # (the scrollbar is a widget in front of the last cells)
-        if len(self._rows) != 64 or len(self._rows[0]) and sum(
-                len(s.text) for s in self._rows[0]) != width:
-            self._rows = [_row(n, width) for n in range(64)]  # made once per width, untimed
+        if width != self._width:  # the rows are made once per width (the untimed first move)
+            self._rows, self._width = [_row(n, width) for n in range(64)], width
             self._last.clear()
         strips = []
         for y in crop.line_range:
