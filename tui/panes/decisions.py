@@ -200,9 +200,12 @@ class DecisionsPane(Vertical, can_focus=False):
         self.timeline: Timeline | None = None
         self.summary_view = RowsView(classes="summary-scroll", sticky_scrollbar=False)
         self.log_view = RowsView(classes="log-scroll")
-        self._peak = 0  # rows of the tallest summary known
-        self._end_measured = False  # the last step's summary is in _peak (a complete timeline)
-        self._applied: tuple[int, int] | None = None  # (rows, pane height) the styles are set for
+        # Rows of the tallest summary known, at the width without a scrollbar and at the width
+        # with one (both, so the result never depends on whether the bar is there right now).
+        self._peaks = (0, 0)
+        self._widths: tuple[int, int] | None = None  # (without, with a bar) the peaks are for
+        self._end_measured = False  # the last step's summary is in _peaks (a complete timeline)
+        self._applied: tuple[int, bool, int] | None = None  # (rows, fits, pane height) applied
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self.summary_view
@@ -212,7 +215,7 @@ class DecisionsPane(Vertical, can_focus=False):
         self.timeline = timeline
         self.summary_view.clear_cache()
         self.log_view.clear_cache()
-        self._peak, self._end_measured = 0, False
+        self._peaks, self._widths, self._end_measured = (0, 0), None, False
 
     def show(self, view: View) -> None:
         assert self.timeline is not None
@@ -222,29 +225,44 @@ class DecisionsPane(Vertical, can_focus=False):
             self.log_view.scroll_end(animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        self._peak, self._end_measured = 0, False  # (rows depend on the width)
+        self._peaks, self._widths, self._end_measured = (0, 0), None, False  # (as a fresh pane)
         self.call_after_refresh(self._fit_summary)
 
     def _fit_summary(self) -> None:
         """Size the summary for the session (see the class docstring): a layout only when the
-        tallest summary known grows, or the pane is resized."""
+        tallest summary known grows, or the pane is resized.
+
+        Rows are counted at the width without a scrollbar; when that many do not fit the
+        summary's share of the pane, the bar will be there, so the rows at the width with the
+        bar count. Both widths come from the summary's region, never from whether its bar is
+        shown at this moment: counted at the current width, a summary that had a bar when the
+        window was widened kept the rows of the narrower width (1-3 too many, with an empty
+        track), and what it ended with depended on when the layout after the resize landed."""
         summary, timeline = self.summary_view, self.timeline
-        if timeline is None or not summary._width:
+        if timeline is None or not summary._width or not summary.content_region.width:
             return
+        widths = (summary.width_without_bar, summary.width_with_bar)
+        if widths != self._widths:  # (rows depend on the width)
+            self._peaks, self._widths, self._end_measured = (0, 0), widths, False
+        free, barred = self._peaks
         if not self._end_measured and timeline.closed and not timeline.indexing_pending \
                 and len(timeline):
             self._end_measured = True
             end = summary_blocks(timeline.view(len(timeline) - 1), timeline)
-            self._peak = max(self._peak, sum(b.rows(summary._width) for b in end))
-        self._peak = max(self._peak, summary.block_top(len(summary.blocks)))
+            free = max(free, summary.rows_at(widths[0], end))
+            barred = max(barred, summary.rows_at(widths[1], end))
+        free = max(free, summary.rows_at(widths[0]))
+        barred = max(barred, summary.rows_at(widths[1]))
+        self._peaks = (free, barred)
         pane = self.content_region.height
-        if self._applied == (self._peak, pane) or not pane:
-            return
-        self._applied = (self._peak, pane)
-        summary.styles.height = self._peak + 1  # (and its bottom border)
         # A scrollbar coming or going is a layout too: when the tallest summary does not fit
         # its share of the pane, the bar stays (an empty track while the summary is short).
-        fits = self._peak + 1 < int(pane * self.SUMMARY_SHARE) - 1
+        fits = free + 1 < int(pane * self.SUMMARY_SHARE) - 1
+        rows = free if fits else barred
+        if self._applied == (rows, fits, pane) or not pane:
+            return
+        self._applied = (rows, fits, pane)
+        summary.styles.height = rows + 1  # (and its bottom border)
         summary.styles.overflow_y = "hidden" if fits else "scroll"
 
     def summary_text(self) -> str:

@@ -325,6 +325,28 @@ class RowsView(ScrollView, can_focus=False):
             self.styles.overflow_y = "scroll"
         set_virtual_size(self, Size(width, total))
 
+    @property
+    def width_without_bar(self) -> int:
+        """The rows' width with no vertical scrollbar, whether or not one is shown now."""
+        return max(self.content_region.width, 8)
+
+    @property
+    def width_with_bar(self) -> int:
+        """The rows' width with a vertical scrollbar, whether or not one is shown now."""
+        return max(self.content_region.width - self.styles.scrollbar_size_vertical, 8)
+
+    def rows_at(self, width: int, blocks: Sequence[Block] | None = None) -> int:
+        """Rows of ``blocks`` (the view's own by default) at ``width``, measured (not drawn)
+        and kept under (key, width) as the layout keeps them."""
+        total = 0
+        for block in self.blocks if blocks is None else blocks:
+            hk = (block.key, width)
+            rows = self._heights.get(hk)
+            if rows is None:
+                rows = self._heights[hk] = block.rows(width)
+            total += rows
+        return total
+
     def _on_screen(self) -> list[Hashable]:
         """What each row on screen shows: (block key, row in the block)."""
         if not self._width:

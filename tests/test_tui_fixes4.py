@@ -1,0 +1,99 @@
+"""Two layout fixes: the decisions summary's height after a resize, and the buffers pane's lane
+after the re-layout its first scrollbar brings. Each state is compared once the layout has
+settled (the values polled until they stop changing), never after a fixed number of pauses."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable, Hashable
+
+from callscope.tui.app import CallscopeApp
+from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
+from callscope.tui.panes.decisions import DecisionsPane, summary_blocks
+
+SESSIONS = pathlib.Path(__file__).resolve().parent.parent / "sessions"
+
+
+def open_session(path: pathlib.Path) -> CallscopeApp:
+    loaded = LoadedInput(str(path))
+    return CallscopeApp(loaded.held(10**9), source=str(path), protocol=protocol_for(loaded, None),
+                        tools=toolset_for(loaded, None))
+
+
+async def settled(pilot, probe: Callable[[], Hashable], *, calm: int = 4,
+                  bound: int = 100) -> Hashable:
+    """``probe()`` once it has returned the same value ``calm`` pauses in a row (a layout, a
+    scrollbar coming or going and the re-layout that follows each wait for a refresh)."""
+    last, same = probe(), 0
+    for _ in range(bound):
+        await pilot.pause()
+        now = probe()
+        same = same + 1 if now == last else 0
+        last = now
+        if same >= calm:
+            return now
+    raise AssertionError(f"the layout never settled: last {last!r}")
+
+
+# -- the decisions summary after a resize ---------------------------------------------------
+
+PARALLEL = SESSIONS / "openai-responses" / "parallel_calls.jsonl"
+
+
+def summary_state(app: CallscopeApp) -> tuple[object, ...]:
+    summary = app.query_one(DecisionsPane).summary_view
+    return (summary.size.height, summary._width, summary.show_vertical_scrollbar,
+            str(summary.styles.overflow_y), summary.virtual_size.height,
+            app.timeline.closed, app.timeline.indexing_pending)
+
+
+async def summary_after(sizes: list[tuple[int, int]], step: int = 5) -> tuple[object, ...]:
+    """The summary's (height, row width, bar shown, overflow, rows) once settled, in an app
+    opened at ``sizes[0]`` at ``step`` and then resized to each of the others in turn."""
+    app = open_session(PARALLEL)
+    async with app.run_test(size=sizes[0]) as pilot:
+        app.action_goto_step(step)
+        await settled(pilot, lambda: summary_state(app))
+        for size in sizes[1:]:
+            await pilot.resize_terminal(*size)
+            await settled(pilot, lambda: summary_state(app))
+        return summary_state(app)[:5]
+
+
+async def test_a_widened_pane_sizes_its_summary_as_a_fresh_one():
+    """Opened at 100 columns the summary has a scrollbar; widened to 200 it fits without one,
+    and must be exactly as tall as in a pane opened at 200 (counted at the old width with the
+    bar, it stayed a row too tall with an empty track)."""
+    wide = await summary_after([(200, 40)])
+    assert wide[2] is False and wide[3] == "hidden"  # (the case that matters: no bar when wide)
+    assert await summary_after([(100, 40), (200, 40)]) == wide
+
+
+async def test_a_narrowed_pane_sizes_its_summary_as_a_fresh_one():
+    narrow = await summary_after([(100, 40)])
+    assert narrow[2] is True  # (narrow, the summary needs its bar)
+    assert await summary_after([(200, 40), (100, 40)]) == narrow
+    assert await summary_after([(200, 40), (100, 40), (200, 40), (100, 40)]) == narrow
+
+
+async def test_a_summary_without_a_bar_is_exactly_as_tall_as_its_tallest_rows():
+    """Wide enough to fit its share, the summary has no bar and is exactly as tall as the
+    tallest summary known (this step's, the session's last) at the width it has, however the
+    pane got to that width: never a blank row more."""
+    for sizes in ([(200, 40)], [(100, 40), (200, 40)], [(170, 50)], [(100, 50), (170, 50)],
+                  [(90, 40), (260, 40), (120, 40), (220, 40)]):
+        app = open_session(PARALLEL)
+        async with app.run_test(size=sizes[0]) as pilot:
+            app.action_goto_step(5)
+            for size in sizes[1:]:
+                await settled(pilot, lambda app=app: summary_state(app))
+                await pilot.resize_terminal(*size)
+            await settled(pilot, lambda app=app: summary_state(app))
+            summary, timeline = app.query_one(DecisionsPane).summary_view, app.timeline
+            assert not summary.show_vertical_scrollbar, sizes
+            width = summary.scrollable_content_region.width
+            assert summary._width == width, sizes
+            end = summary_blocks(timeline.view(len(timeline) - 1), timeline)
+            tallest = max(sum(b.rows(width) for b in end),
+                          sum(b.rows(width) for b in summary.blocks))
+            assert summary.size.height == tallest, sizes
