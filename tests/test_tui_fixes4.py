@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable
 
 from callscope.tui.app import CallscopeApp
 from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
+from callscope.tui.panes.buffers import BuffersPane, Lane
 from callscope.tui.panes.decisions import DecisionsPane, summary_blocks
 
 SESSIONS = pathlib.Path(__file__).resolve().parent.parent / "sessions"
@@ -97,3 +98,97 @@ async def test_a_summary_without_a_bar_is_exactly_as_tall_as_its_tallest_rows():
             tallest = max(sum(b.rows(width) for b in end),
                           sum(b.rows(width) for b in summary.blocks))
             assert summary.size.height == tallest, sizes
+
+
+# -- the buffers pane's lane on the step that first brings its scrollbar --------------------
+
+
+def buffers_state(app: CallscopeApp) -> tuple[object, ...]:
+    pane = app.query_one(BuffersPane)
+    return (app.cursor, round(pane.scroll_y), pane._width, pane.show_vertical_scrollbar,
+            pane.virtual_size.height)
+
+
+def screen_lines(app: CallscopeApp) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def followed_lane(app: CallscopeApp) -> int:
+    """The block the pane shows at this step, as BuffersPane.show picks it: the selected lane,
+    else the lane the step wrote to, else the lane written to last."""
+    blocks = app.query_one(BuffersPane).blocks
+    lanes = [(i, b) for i, b in enumerate(blocks) if isinstance(b, Lane)]
+    for pick in (lambda b: b.selected, lambda b: b.fresh):
+        found = [i for i, b in lanes if pick(b)]
+        if found:
+            return found[0]
+    return max((b.call.last_frame, i) for i, b in lanes if b.call.last_frame is not None)[1]
+
+
+async def check_lane_in_view(app: CallscopeApp, pilot) -> None:
+    """The followed lane is in view (its top, when taller than the view), and showing the same
+    step again changes nothing on screen."""
+    pane = app.query_one(BuffersPane)
+    state = await settled(pilot, lambda: buffers_state(app))
+    assert pane._width == pane.scrollable_content_region.width
+    i = followed_lane(app)
+    top, bottom = pane.block_top(i), pane.block_top(i) + pane.block_height(i)
+    y, height = round(pane.scroll_y), pane.scrollable_content_region.height
+    if bottom - top >= height:
+        assert y == top, (state, top, bottom, height)
+    else:
+        assert y <= top and bottom <= y + height, (state, top, bottom, height)
+    before = screen_lines(app)
+    app.refresh_view()
+    assert await settled(pilot, lambda: buffers_state(app)) == state
+    assert screen_lines(app) == before
+
+
+FIRST_BAR = [(SESSIONS / "demo.jsonl", (100, 30)),
+             (SESSIONS / "anthropic" / "parallel_calls.jsonl", (120, 34)),
+             (SESSIONS / "demo_complete.jsonl", (120, 34))]
+
+
+FIRST_BAR_STEP: dict[tuple[pathlib.Path, tuple[int, int]], int] = {}
+"""The step of each session and size that first_bar_by_steps found (it takes a while)."""
+
+
+async def first_bar_by_steps(path: pathlib.Path, size: tuple[int, int], check: bool = True) -> int:
+    """Step right from the start until the buffers pane first overflows; check the lane there
+    (unless not ``check``); the step it happened at. (Each step settles a little: the bar
+    comes with the step.)"""
+    app = open_session(path)
+    async with app.run_test(size=size) as pilot:
+        pane = app.query_one(BuffersPane)
+        await settled(pilot, lambda: buffers_state(app))
+        assert not pane.show_vertical_scrollbar
+        while not pane._stuck:
+            assert app.cursor < len(app.timeline) - 1, "the lanes never overflow"
+            await pilot.press("right")
+            await settled(pilot, lambda: buffers_state(app), calm=1)
+        if check:
+            await check_lane_in_view(app, pilot)
+        assert pane.show_vertical_scrollbar
+        FIRST_BAR_STEP[path, size] = app.cursor
+        return app.cursor
+
+
+async def test_the_lane_is_in_view_on_the_step_that_first_brings_the_scrollbar():
+    """The bar comes, the lanes are laid out again narrower (taller): the pane shows its lane
+    again (it stayed where the wider layout put it, the lane 1-3 rows out of view)."""
+    for path, size in FIRST_BAR:
+        await first_bar_by_steps(path, size)
+
+
+async def test_the_lane_is_in_view_on_the_seek_that_first_brings_the_scrollbar():
+    for path, size in FIRST_BAR:
+        k = FIRST_BAR_STEP.get((path, size)) or await first_bar_by_steps(path, size, False)
+        for target in (k, None):  # (None: the last step, overflowing or not)
+            app = open_session(path)
+            async with app.run_test(size=size) as pilot:
+                pane = app.query_one(BuffersPane)
+                await settled(pilot, lambda app=app: buffers_state(app))
+                assert not pane.show_vertical_scrollbar
+                app.action_goto_step(len(app.timeline) - 1 if target is None else target)
+                await check_lane_in_view(app, pilot)
+                assert pane.show_vertical_scrollbar or target is None

@@ -254,6 +254,7 @@ class RowsView(ScrollView, can_focus=False):
         self._keys: list[Hashable] = []
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
         self._width = 0
+        self._followed: int | None = None  # the block show_block keeps in view (these blocks)
         self._heights: dict[tuple[Hashable, int], int] = {}
         self._row_keys: dict[tuple[Hashable, int], Sequence[Hashable] | None] = {}
         # (small caches: every cached row is a Strip with seven caches of its own, which the
@@ -275,7 +276,7 @@ class RowsView(ScrollView, can_focus=False):
             self.blocks = blocks
             return False
         before = self._on_screen()
-        self.blocks, self._keys = blocks, keys
+        self.blocks, self._keys, self._followed = blocks, keys, None
         self._layout()
         after = self._on_screen()
         # Changed rows on screen, refreshed a run of consecutive rows at a time (a refresh per
@@ -374,11 +375,9 @@ class RowsView(ScrollView, can_focus=False):
             # the rows overflow is decided again.
             self._stuck = False
             self.styles.overflow_y = "auto"
-            self._layout()
-            self.refresh()
+            self._relayout()
         elif self.width_cells != self._width:
-            self._layout()
-            self.refresh()
+            self._relayout()
 
     def watch_show_vertical_scrollbar(self) -> None:
         # The scrollbar came or went: the width of the rows changed.
@@ -387,8 +386,17 @@ class RowsView(ScrollView, can_focus=False):
 
     def _rewidth(self) -> None:
         if self.width_cells != self._width:
-            self._layout()
-            self.refresh()
+            self._relayout()
+
+    def _relayout(self) -> None:
+        """Lay the rows out at the current width, keeping the block :meth:`show_block` showed
+        in view: at another width the blocks above it have other heights (the scrollbar that
+        first comes on a move makes the rows narrower after the move has scrolled, which left
+        the block it scrolled to a row or three out of view)."""
+        self._layout()
+        if self._followed is not None and self._followed < len(self.blocks):
+            self.show_block(self._followed)
+        self.refresh()
 
     # -- geometry ------------------------------------------------------------------------------
 
@@ -404,7 +412,9 @@ class RowsView(ScrollView, can_focus=False):
         return self._starts[i + 1] - self._starts[i]
 
     def show_block(self, i: int) -> None:
-        """Scroll so block ``i`` is in view (its top, when it is taller than the view)."""
+        """Scroll so block ``i`` is in view (its top, when it is taller than the view), and
+        keep it there when the rows are laid out again at another width (until new blocks)."""
+        self._followed = i
         top, bottom = self._starts[i], self._starts[i + 1]
         y, height = round(self.scroll_y), self.scrollable_content_region.height
         if top >= y and bottom <= y + height:
