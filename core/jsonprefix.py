@@ -9,7 +9,8 @@ It answers one question at any moment: what is the text received so far?
 
 * ``empty``: nothing but whitespace yet;
 * ``incomplete``: a valid prefix of some JSON text, not yet a whole value;
-* ``complete``: a whole JSON value (strict RFC 8259) would parse now;
+* ``complete``: a whole JSON value (strict RFC 8259) would parse now, as the gate parses it
+  (orjson: a number must fit a double, so ``1E310`` or a 400-digit integer is refused);
 * ``invalid``: no continuation can make it valid any more (the offset says where).
 
 It is an indicator for the panes, never the gate: the gate always runs the strict parser on the
@@ -18,6 +19,7 @@ whole text once the turn has ended.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -32,6 +34,16 @@ _NUMBER_FULL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?
 _NUMBER_PREFIX = re.compile(
     r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE](?:[-+]?[0-9]*)?)?)?|[eE](?:[-+]?[0-9]*)?)?)?\Z"
 )
+
+
+def _fits_double(number: str) -> bool:
+    """Whether a well-formed JSON number is finite as a double: orjson reads every number as a
+    64-bit integer or a double and refuses one that overflows to infinity (``1E310``, ``-1e400``,
+    a 400-digit integer), though RFC 8259's grammar allows it. Checked when the number ends
+    (an exponent still to come can bring 400 digits back into range: ``1000…0e-200``)."""
+    return math.isfinite(float(number))
+
+
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrt')
 _LITERALS = ("true", "false", "null")
@@ -100,7 +112,8 @@ class JsonPrefixChecker:
             return Draft.INVALID
         if self._expect is _Expect.END:
             return Draft.COMPLETE
-        if self._token == "number" and not self._stack and _NUMBER_FULL.match(self._number):
+        if self._token == "number" and not self._stack and _NUMBER_FULL.match(self._number) \
+                and _fits_double(self._number):
             return Draft.COMPLETE  # a bare top-level number parses as soon as it is well formed
         if not self._seen_value and self._token is None:
             return Draft.EMPTY
@@ -248,6 +261,9 @@ class JsonPrefixChecker:
         if end < len(text):  # the number ended inside this fragment
             if not _NUMBER_FULL.match(self._number):
                 self._fail(end, f"malformed number {self._number[:20]!r}")
+                return len(text)
+            if not _fits_double(self._number):
+                self._fail(end, f"number out of range of a double {self._number[:20]!r}")
                 return len(text)
             self._value_done()
         return end

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pytest
 from callscope.core.jsonprefix import MAX_DEPTH, Draft, JsonPrefixChecker, draft_status
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -90,3 +91,20 @@ def test_fragment_cost_is_proportional_to_the_fragment():
         checker.feed("x")
     assert checker.feed('"}') is Draft.COMPLETE
     assert not hasattr(checker, "_text") and checker.depth == 0
+
+
+@pytest.mark.parametrize("text, status", [
+    ('{"":1E310}', Draft.INVALID),  # (hypothesis found it: orjson refuses infinity)
+    ('{"a": -1e400}', Draft.INVALID),
+    ("[1" + "0" * 400 + "]", Draft.INVALID),
+    ("1E310", Draft.INCOMPLETE),  # a bare number not ended yet: an exponent may still come
+    ("1" + "0" * 400 + "e-200", Draft.COMPLETE),
+    ('{"a": 1e308}', Draft.COMPLETE),
+    ('{"a": 1e-400}', Draft.COMPLETE),  # (underflow is zero, not an error)
+    ('{"a": 18446744073709551616}', Draft.COMPLETE),
+])
+def test_a_number_beyond_a_double_is_what_the_strict_parser_says(text, status):
+    assert draft_status(text) is status
+    assert (status is Draft.COMPLETE) == strict_parses(text)
+    for cuts in ([], [3], [1, 2, 5, 8]):
+        assert fed(text, cuts).status is status
