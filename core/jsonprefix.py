@@ -28,7 +28,9 @@ from typing import Any
 from .fork import shallow_copy
 
 _WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+_STRING_STOP = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+"""What ends the plain run of a string body: its quote, an escape, a control character, or a
+raw surrogate code point (which orjson refuses, paired or not: it cannot be UTF-8)."""
 _NUMBER_CHARS = re.compile(r"[-+0-9.eE]*")
 _NUMBER_FULL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
 _NUMBER_PREFIX = re.compile(
@@ -43,6 +45,9 @@ def _fits_double(number: str) -> bool:
     (an exponent still to come can bring 400 digits back into range: ``1000…0e-200``)."""
     return math.isfinite(float(number))
 
+
+_LOW_DUE = 5
+"""``_escape`` after a high surrogate escape (``\\ud800``): a backslash must come next."""
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrt')
@@ -91,7 +96,11 @@ class JsonPrefixChecker:
         self._seen_value = False
         self._token: str | None = None  # "string", "number", "literal"
         self._is_key = False
-        self._escape = -1  # -1: no escape; 0: after backslash; 1..4: hex digits still due
+        # -1: no escape; 0: after a backslash; 1..4: hex digits still due; _LOW_DUE: a high
+        # surrogate escape was read, its low half must follow (as orjson requires)
+        self._escape = -1
+        self._hex = ""  # the digits of the \u escape being read
+        self._high = False  # the \u escape being read must be a low surrogate
         self._number = ""
         self._literal = ""
         self.error: DraftError | None = None
@@ -217,19 +226,7 @@ class JsonPrefixChecker:
         n = len(text)
         while i < n:
             if self._escape >= 0:
-                c = text[i]
-                if self._escape == 0:
-                    if c == "u":
-                        self._escape = 4
-                    elif c in _ESCAPES:
-                        self._escape = -1
-                    else:
-                        self._fail(i, f"invalid escape \\{c}")
-                        return n
-                elif c in _HEX:
-                    self._escape = self._escape - 1 if self._escape > 1 else -1
-                else:
-                    self._fail(i, f"invalid \\u escape digit {c!r}")
+                if not self._escape_char(text[i], i):
                     return n
                 i += 1
                 continue
@@ -247,10 +244,59 @@ class JsonPrefixChecker:
             if c == "\\":
                 self._escape = 0
                 i += 1
-            else:
+            elif c < " ":
                 self._fail(i, f"control character {c!r} inside a string")
                 return n
+            else:
+                self._fail(i, f"a raw surrogate code point U+{ord(c):04X} inside a string")
+                return n
         return n
+
+    def _escape_char(self, c: str, i: int) -> bool:
+        """One character of an escape sequence; False when it makes the text invalid."""
+        escape = self._escape
+        if escape == _LOW_DUE:
+            if c != "\\":
+                self._fail(i, "a high surrogate escape without its low half")
+                return False
+            self._escape = 0
+        elif escape == 0:  # after a backslash
+            if c == "u":
+                self._escape, self._hex = 4, ""
+            elif self._high:
+                self._fail(i, "a high surrogate escape without its low half")
+                return False
+            elif c in _ESCAPES:
+                self._escape = -1
+            else:
+                self._fail(i, f"invalid escape \\{c}")
+                return False
+        elif c in _HEX:
+            self._hex += c
+            if escape > 1:
+                self._escape = escape - 1
+            else:
+                return self._code_point(int(self._hex, 16), i)
+        else:
+            self._fail(i, f"invalid \\u escape digit {c!r}")
+            return False
+        return True
+
+    def _code_point(self, code: int, i: int) -> bool:
+        """A ``\\uXXXX`` escape was read: surrogates must come in pairs, high then low (orjson
+        refuses a lone half, as its UTF-8 output could not hold it)."""
+        self._escape = -1
+        if self._high:
+            self._high = False
+            if not 0xDC00 <= code <= 0xDFFF:
+                self._fail(i, f"\\u{code:04x} where the low half of a surrogate pair was due")
+                return False
+        elif 0xD800 <= code <= 0xDBFF:
+            self._high, self._escape = True, _LOW_DUE
+        elif 0xDC00 <= code <= 0xDFFF:
+            self._fail(i, f"a low surrogate escape \\u{code:04x} without its high half")
+            return False
+        return True
 
     def _number_part(self, text: str, i: int) -> int:
         end = _NUMBER_CHARS.match(text, i).end()  # type: ignore[union-attr]

@@ -108,3 +108,24 @@ def test_a_number_beyond_a_double_is_what_the_strict_parser_says(text, status):
     assert (status is Draft.COMPLETE) == strict_parses(text)
     for cuts in ([], [3], [1, 2, 5, 8]):
         assert fed(text, cuts).status is status
+
+
+_PIECES = ["\\ud800", "\\udbff", "\\udc00", "\\udfff", "\\u0041", "\\n", "\\\\", "a", "é", '"']
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8), st.lists(st.integers(0, 60), max_size=5))
+def test_surrogate_escapes_are_judged_as_the_strict_parser_judges_them(pieces, cuts):
+    """orjson refuses a lone surrogate escape (high without low, low without high, high then
+    anything else): the draft agrees, whatever the chunking."""
+    text = '{"k": "' + "".join(pieces) + '"}'
+    status = draft_status(text)
+    assert (status is Draft.COMPLETE) == strict_parses(text), text
+    assert fed(text, cuts).status is status
+
+
+def test_raw_surrogate_code_points_are_invalid():
+    # (a str can hold them; orjson cannot encode them to UTF-8, paired or not)
+    for text in ('"\ud800"', '"\ud83d\ude00"', '{"a": "x\udfff"}'):
+        assert draft_status(text) is Draft.INVALID
+        assert not strict_parses(text)
