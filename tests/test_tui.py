@@ -12,9 +12,10 @@ from callscope.core.tools import ToolSet
 from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
 from callscope.tui.commands import CallscopeCommands, help_rows
-from callscope.tui.panes.buffers import BuffersPane, Lane
+from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
+from callscope.tui.panes.lane import Lane
 from callscope.tui.screens import DetailScreen, HelpScreen
 from textual.content import Content
 from textual.widgets import Input, Static

@@ -9,8 +9,9 @@ from collections.abc import Callable, Hashable
 
 from callscope.tui.app import CallscopeApp
 from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
-from callscope.tui.panes.buffers import BuffersPane, Lane
+from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane, summary_blocks
+from callscope.tui.panes.lane import Lane
 
 SESSIONS = pathlib.Path(__file__).resolve().parent.parent / "sessions"
 

@@ -87,11 +87,11 @@ async def test_finished_rows_are_what_textual_draws():
 
 
 def test_counted_wrap_rows_equal_the_wrapped_lines():
-    """A lane's height is counted (rows.wrap_rows) and its lines wrapped (rows.wrap) only when
+    """A lane's height is counted (folding.wrap_rows) and its lines wrapped (folding.wrap) only when
     drawn: both must agree, or the rows below a lane would be drawn one row off."""
     import random
 
-    from callscope.tui.panes.rows import wrap, wrap_rows
+    from callscope.tui.panes.folding import wrap, wrap_rows
     from textual.content import Content
 
     rng = random.Random(4)
@@ -104,7 +104,7 @@ def test_counted_wrap_rows_equal_the_wrapped_lines():
         lines = [Content(text), Content.styled(text[:40], "bold")]
         counted = wrap_rows(lines, width)
         assert counted == sum(len(line.wrap(width)) for line in lines), (text, width)
-        if "\n" not in text and "\t" not in text:  # (rows.wrap keeps a short line whole:
+        if "\n" not in text and "\t" not in text:  # (folding.wrap keeps a short line whole:
             # it differs from Content.wrap on newlines and tabs, which lanes never hold)
             assert counted == len(wrap(lines, width)), (text, width)
 
@@ -140,7 +140,8 @@ async def test_lane_rows_kept_across_steps_are_the_rows_drawn_afresh():
     reused from earlier steps. Each must equal the row drawn from nothing at that step
     (segments and styles), with wide and escaped characters and a window past the text's start."""
     from callscope.core.tools import ToolSet
-    from callscope.tui.panes.buffers import Lane, window
+    from callscope.tui.panes.lane import Lane
+    from callscope.tui.panes.lane_text import window
 
     from bench.streams import Spec, build
 

@@ -34,9 +34,10 @@ from .commands import BINDINGS, CallscopeCommands, help_rows
 from .follow import Follower
 from .gcpolicy import GcPolicy
 from .indexer import Indexer
-from .panes.buffers import BuffersPane, Lane
+from .panes.buffers import BuffersPane
 from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
+from .panes.lane import Lane
 from .player import Player
 from .screens import DetailScreen, HelpScreen, PromptScreen
 from .status import status_line

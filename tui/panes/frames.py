@@ -30,10 +30,11 @@ from textual.strip import Strip
 from textual.style import Style
 
 from ...core.timeline import Timeline, View
+from .folding import fold_strip
 from .frame_text import FrameText
 from .paint import PaintCache, render_lines
 from .rawbytes import line_spans, whole_chars
-from .rows import fold_strip, quick_scrollbar, set_virtual_size
+from .scrolling import quick_scrollbar, set_virtual_size
 
 GUTTER = 2
 
@@ -356,7 +357,7 @@ class FramesPane(ScrollView, can_focus=False):
 
     def _fold(self, lines: list[Content], widths: list[int], gutter: Content) -> list[Strip]:
         """The rows of these lines (``widths`` cells wide), folded to the pane, gutter first.
-        Each line is rendered once and its segments cut into rows (see rows.fold_strip)."""
+        Each line is rendered once and its segments cut into rows (see folding.fold_strip)."""
         body_width = self._layout_width - GUTTER
         style = self.visual_style
         lead = list(gutter.render_segments(style))

@@ -22,8 +22,9 @@ from textual.style import Style
 from ...core.lanes import CallView
 from ...core.timeline import Timeline
 from .. import safe
+from .folding import fold_rows
 from .rawbytes import cells
-from .rows import RowsView, fold_rows
+from .rows import RowsView
 
 WINDOW = 600
 """Characters of argument text a lane shows at least (the tail, around the newest fragment)."""
@@ -202,7 +203,7 @@ def _mixed_lines(lines: list[list[Segment]], shown: str,
 def fold_segments(segments: list[Segment], cells: int | None, width: int
                   ) -> list[tuple[list[Segment], int]]:
     """A line's segments (``cells`` wide) cut into rows of ``width`` cells, as
-    :func:`~.rows.fold_strip` cuts a strip, without a strip per row."""
+    :func:`~.folding.fold_strip` cuts a strip, without a strip per row."""
     if cells is None:
         cells = Segment.get_line_length(segments)
     width = max(width, 1)

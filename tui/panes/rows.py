@@ -8,8 +8,8 @@ of them is on screen; drawn rows are kept in an LRU cache under (key, width), as
 its lines. A move gives the view new blocks: unchanged keys cost nothing, and only the rows on
 screen whose content changed are refreshed.
 
-Rows are *folded* at the width (cut at the cell, as the frames pane folds raw bytes): a block's
-height is then a sum over its lines' widths, which needs no drawing.
+Rows are *folded* or *wrapped* at the width by :mod:`.folding`, which counts them without
+drawing; the scrollbar and the virtual size come from :mod:`.scrolling`.
 """
 
 from __future__ import annotations
@@ -17,164 +17,17 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
 
-from rich._wrap import divide_line, re_word
-from rich.cells import _is_single_cell_widths, cell_len, chop_cells
-from rich.color import Color as RichColor
-from rich.style import Style as RichStyle
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.events import Resize
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollBar, ScrollBarRender
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
-from textual.style import Style
-from textual.widget import Widget
 
+from .folding import wrap_rows
 from .paint import PaintCache, render_lines
-
-
-def fold_rows(width: int, cells: int) -> int:
-    """Rows of a line ``cells`` wide, folded at ``width``."""
-    return max(1, -(-cells // max(width, 1)))
-
-
-def fold(lines: Sequence[Content], width: int, style: Style) -> list[Strip]:
-    """The rows of ``lines`` folded at ``width`` (each exactly as many as :func:`fold_rows`
-    says, so a block's measured height and its drawing always agree)."""
-    strips: list[Strip] = []
-    for line in lines:
-        strips += fold_strip(Strip(line.render_segments(style), line.cell_length), width)
-    return strips
-
-
-def wrap(lines: Sequence[Content], width: int) -> list[Content]:
-    """``lines`` word-wrapped at ``width`` (as a Static wraps them); short lines as they are."""
-    width = max(width, 1)
-    out: list[Content] = []
-    for line in lines:
-        out += line.wrap(width) if line.cell_length > width else [line]
-    return out
-
-
-def wrap_rows(lines: Sequence[Content], width: int) -> int:
-    """``len(wrap(lines, width))`` without building the wrapped lines: Content.wrap finds its
-    cuts with rich's ``divide_line`` on the plain text, then builds a Content per piece and
-    per word (about 1 ms for a 400-character line; a seek measures 64 lanes)."""
-    width = max(width, 1)
-    rows = 0
-    for line in lines:
-        plain = line.plain
-        if "\t" in plain:  # (tabs expand first)
-            rows += len(line.wrap(width))
-        elif "\n" in plain:  # (Content.wrap wraps each line of it)
-            rows += sum(divided_rows(part, width) if cell_len(part) > width else 1
-                        for part in plain.split("\n"))
-        elif line.cell_length <= width:
-            rows += 1
-        else:
-            rows += divided_rows(plain, width)
-    return rows
-
-
-def divided_rows(text: str, width: int) -> int:
-    """``len(divide_line(text, width, fold=True)) + 1``: the same walk over the same words,
-    with a word of one cell a character (rich's own test) measured by its length and folded
-    by arithmetic instead of cell by cell."""
-    if width < 2:  # (rich folds a wide character at width 1 its own way)
-        return len(divide_line(text, width, fold=True)) + 1
-    breaks = offset = 0
-    for match in re_word.finditer(text):
-        start, end = match.span()
-        word = match.group()
-        single = _is_single_cell_widths(word)
-        size = len(word.rstrip()) if single else cell_len(word.rstrip())
-        if width - offset >= size:
-            offset += end - start if single else cell_len(word)
-        elif size > width:  # folded into pieces of ``width`` cells
-            if single:
-                pieces = -(-(end - start) // width)
-                last = end - start - (pieces - 1) * width
-            else:
-                chopped = chop_cells(word, width)
-                pieces, last = len(chopped), cell_len(chopped[-1])
-            breaks += pieces if start else pieces - 1
-            offset = last
-        elif offset and start:
-            breaks += 1
-            offset = end - start if single else cell_len(word)
-    return breaks + 1
-
-
-def render(lines: Sequence[Content], style: Style) -> list[Strip]:
-    return [Strip(line.render_segments(style), line.cell_length) for line in lines]
-
-
-def fold_strip(strip: Strip, width: int) -> list[Strip]:
-    """One rendered line cut into rows of ``width`` cells. A line is rendered to segments once
-    and the segments are cut: folding the Content first would shift every span of a long line
-    once per row (a lane's argument text has a span or two per fragment, hundreds a line)."""
-    width = max(width, 1)
-    cells = strip.cell_length
-    want = fold_rows(width, cells)
-    if want == 1:
-        return [strip.crop(0, width) if cells > width else strip]
-    rows = list(strip.divide([*range(width, cells, width), cells]))
-    return (rows + [Strip.blank(0)] * want)[:want]
-
-
-class QuickScrollBar(ScrollBar):
-    """A vertical scrollbar drawn straight to strips. Textual draws its scrollbars as a Rich
-    renderable through a console, then through the styles cache line by line: about 2 ms each
-    time one moves, and on a seek every pane's bar moves."""
-
-    _rows: tuple[tuple[object, ...], list[Strip]] | None = None
-
-    def _bar_rows(self) -> list[Strip] | None:
-        bar = self.render()
-        if not isinstance(bar, ScrollBarRender) or not self.vertical:
-            return None
-        height, width = self.size.height, self.size.width
-        key = (height, width, bar.virtual_size, bar.window_size, bar.position, str(bar.style))
-        if self._rows is None or self._rows[0] != key:
-            style = bar.style if isinstance(bar.style, RichStyle) else RichStyle.parse(str(bar.style))
-            segments = bar.render_bar(
-                size=height, virtual_size=bar.virtual_size, window_size=bar.window_size,
-                position=bar.position, thickness=width, vertical=True,
-                back_color=style.bgcolor or RichColor.parse("#555555"),
-                bar_color=style.color or RichColor.parse("bright_magenta"))
-            self._rows = (key, [Strip([segment], width) for segment in segments.segments])
-        return self._rows[1]
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        rows = self._bar_rows()
-        if rows is None or len(rows) < crop.bottom:
-            return super().render_lines(crop)
-        return [rows[y].crop(crop.x, crop.right) for y in range(crop.y, crop.bottom)]
-
-
-def set_virtual_size(widget: ScrollView, size: Size) -> None:
-    """Set a scroll view's virtual size without a layout of the screen. Setting the reactive
-    lays the whole screen out again and repaints the view whole, on every move whose content
-    changed height; only the scrollbars depend on it (a layout happens when one comes or goes)."""
-    old = widget.virtual_size
-    if size != old:
-        widget.set_reactive(Widget.virtual_size, size)
-        widget._scroll_update(size)
-        height, shown = widget.styles.height, widget.size.height
-        capped = shown and old.height >= shown and size.height >= shown  # (at its max height)
-        if height is not None and height.is_auto and size.height != old.height and not capped:
-            widget.refresh(layout=True)  # as tall as its content: that is a layout
-
-
-def quick_scrollbar(widget: ScrollView) -> ScrollBar:
-    """The widget's vertical scrollbar, created as a :class:`QuickScrollBar`."""
-    if widget._vertical_scrollbar is None:
-        widget._vertical_scrollbar = bar = QuickScrollBar(
-            vertical=True, name="vertical", thickness=widget.scrollbar_size_vertical)
-        bar.display = False
-        widget.app._start_widget(widget, bar)
-    return widget._vertical_scrollbar
+from .scrolling import quick_scrollbar, set_virtual_size
 
 
 class Block:
