@@ -108,6 +108,7 @@ class RowsView(ScrollView, can_focus=False):
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
         self._width = 0
         self._followed: int | None = None  # the block show_block keeps in view (these blocks)
+        self._showing = False  # show_block's own scroll is under way
         self._heights: dict[tuple[Hashable, int], int] = {}
         self._row_keys: dict[tuple[Hashable, int], Sequence[Hashable] | None] = {}
         # (small caches: every cached row is a Strip with seven caches of its own, which the
@@ -246,10 +247,18 @@ class RowsView(ScrollView, can_focus=False):
         in view: at another width the blocks above it have other heights (the scrollbar that
         first comes on a move makes the rows narrower after the move has scrolled, which left
         the block it scrolled to a row or three out of view)."""
+        followed = self._followed  # (the new size may clamp the scroll: not the user's doing)
         self._layout()
-        if self._followed is not None and self._followed < len(self.blocks):
-            self.show_block(self._followed)
+        if followed is not None and followed < len(self.blocks):
+            self.show_block(followed)
         self.refresh()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._showing and round(old_value) != round(new_value):
+            # Scrolled by the user (wheel, keys, the bar): a re-layout leaves the view where
+            # they put it instead of going back to the block the last move showed.
+            self._followed = None
 
     # -- geometry ------------------------------------------------------------------------------
 
@@ -273,7 +282,11 @@ class RowsView(ScrollView, can_focus=False):
         if top >= y and bottom <= y + height:
             return
         target = top if bottom - top >= height or top < y else bottom - height
-        self.scroll_to(y=max(0, target), animate=False, immediate=True)
+        self._showing = True
+        try:
+            self.scroll_to(y=max(0, target), animate=False, immediate=True)
+        finally:
+            self._showing = False
 
     # -- rendering -----------------------------------------------------------------------------
 
