@@ -167,11 +167,12 @@ def targets(results: Results, sdks: dict[str, str], check: Any, memory: Any, tui
         rows.append((f"TUI first paint within 1 s ({tui.events:,} events)",
                      f"{tui.first_paint:.2f} s (session shown after {tui.ready:.1f} s)",
                      _verdict(tui.first_paint <= 1)))
-        floor = ""
+        step_floor = seek_floor = ""
         if tui.floor is not None:  # (Textual's own repaint of the screen, rows free)
-            floor = f" (Textual's floor: {tui.floor.new_p99 * 1000:.0f} ms)"
-        rows.append(("TUI step p99 < 16 ms", f"{tui.step_p99 * 1000:.0f} ms{floor}",
+            step_floor = f" (Textual's floor: {tui.floor.same_p99 * 1000:.0f} ms)"
+            seek_floor = f" (Textual's floor: {tui.floor.new_p99 * 1000:.0f} ms)"
+        rows.append(("TUI step p99 < 16 ms", f"{tui.step_p99 * 1000:.0f} ms{step_floor}",
                      _verdict(tui.step_p99 < 0.016)))
-        rows.append(("TUI seek p99 < 16 ms", f"{tui.seek_p99 * 1000:.0f} ms{floor}",
+        rows.append(("TUI seek p99 < 16 ms", f"{tui.seek_p99 * 1000:.0f} ms{seek_floor}",
                      _verdict(tui.seek_p99 < 0.016)))
     return rows

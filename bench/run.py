@@ -311,7 +311,7 @@ def tui_section(cfg: Config, out: Out) -> object | None:
     stream = _build(Spec("openai-chat", calls=64, events=cfg.tui_events), cfg.seed)
     # (12 s a kind: ~100 steps and ~200 seeks, so p99 is not just the slowest sample)
     tui = tui_cost(stream, budget=12.0 if cfg.tui_events > 1000 else 2.0)
-    tui.floor = floor = tui_floor(100 if cfg.tui_events > 1000 else 10)
+    tui.floor = floor = tui_floor(200 if cfg.tui_events > 1000 else 10)
     out("\n### TUI (Textual pilot, headless, 200x50; wall clock)\n")
     out(f"- session: {human(len(stream.data))} wire, {tui.events:,} events, {tui.steps:,} steps")
     out(f"- first paint {tui.first_paint:.2f} s ({tui.first_paint_cpu:.2f} s CPU), showing the "
@@ -324,8 +324,8 @@ def tui_section(cfg: Config, out: Out) -> object | None:
         f"ready, {floor.samples} moves each): every row new p50 {seconds(floor.new_p50)}, "
         f"p99 {seconds(floor.new_p99)}; the same rows again p50 {seconds(floor.same_p50)}, "
         f"p99 {seconds(floor.same_p99)}. callscope's seek p99 is "
-        f"{tui.seek_p99 / floor.new_p99:.1f}x the new-rows floor, its step p99 "
-        f"{tui.step_p99 / floor.new_p99:.1f}x")
+        f"{tui.seek_p99 / floor.new_p99:.1f}x the new-rows floor (a seek's), its step p99 "
+        f"{tui.step_p99 / floor.same_p99:.1f}x the same-rows floor (a step's)")
     return tui
 
 

@@ -102,7 +102,9 @@ def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
             app.move(1, fresh=False)
             same = pane.render_lines(crop)
             assert all(a is b for a, b in zip(before, same, strict=True))
+            y = pane.scroll_y
             app.move(2, fresh=True)
+            assert pane.scroll_y != y  # (a seek goes elsewhere: the bar moves)
             new = pane.render_lines(crop)
             assert not any(a is b for a, b in zip(same, new, strict=True))
             assert [s.text for s in new] != [s.text for s in same]
