@@ -103,6 +103,7 @@ class JsonPrefixChecker:
         self._high = False  # the \u escape being read must be a low surrogate
         self._number = ""
         self._literal = ""
+        self._token_start = 0  # where the number or literal being read began (in the text)
         self.error: DraftError | None = None
         self.max_depth = 0
         """The deepest nesting seen so far (the gate refuses past its limit)."""
@@ -205,10 +206,10 @@ class JsonPrefixChecker:
         elif c == '"':
             self._token, self._is_key = "string", False
         elif c == "-" or c.isdigit() and c.isascii():
-            self._token, self._number = "number", ""
+            self._token, self._number, self._token_start = "number", "", self._offset + i
             return True
         elif c in "tfn":
-            self._token, self._literal = "literal", ""
+            self._token, self._literal, self._token_start = "literal", "", self._offset + i
             return True
         else:
             self._fail(i, f"expected {self._expect.value}, got {c!r}")
@@ -302,7 +303,8 @@ class JsonPrefixChecker:
         end = _NUMBER_CHARS.match(text, i).end()  # type: ignore[union-attr]
         self._number += text[i:end]
         if not _NUMBER_PREFIX.match(self._number):
-            self._fail(i, f"malformed number {self._number[:20]!r}")
+            # (at the number's start: where the fragment began would depend on the chunking)
+            self._fail(self._token_start - self._offset, f"malformed number {self._number[:20]!r}")
             return len(text)
         if end < len(text):  # the number ended inside this fragment
             if not _NUMBER_FULL.match(self._number):
@@ -325,7 +327,7 @@ class JsonPrefixChecker:
                     return i + len(literal) - len(self._literal)
                 self._literal = word
                 return len(text)
-        self._fail(i, f"invalid literal {word!r}")
+        self._fail(self._token_start - self._offset, f"invalid literal {word!r}")
         return len(text)
 
 

@@ -129,3 +129,21 @@ def test_raw_surrogate_code_points_are_invalid():
     for text in ('"\ud800"', '"\ud83d\ude00"', '{"a": "x\udfff"}'):
         assert draft_status(text) is Draft.INVALID
         assert not strict_parses(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet='{}[]:," \\ntrufalsn0123456789.eE+-abcdu\x01', max_size=30),
+       st.lists(st.integers(0, 40), max_size=6))
+def test_the_error_offset_does_not_depend_on_the_chunking(text, cuts):
+    whole = JsonPrefixChecker()
+    whole.feed(text)
+    chunked = fed(text, cuts)
+    assert (chunked.error is None) == (whole.error is None)
+    if whole.error is not None:
+        assert chunked.error.offset == whole.error.offset, (text, cuts)
+
+
+def test_a_malformed_number_or_literal_is_reported_where_it_starts():
+    for text, offset in (('{"a": 01}', 6), ('[tru e]', 1), ('[1, nul]', 4)):
+        for cuts in ([], list(range(1, len(text)))):  # whole, and one character at a time
+            assert fed(text, cuts).error.offset == offset, (text, cuts)
