@@ -167,11 +167,7 @@ class RowsView(ScrollView, can_focus=False):
             self._heights.clear()
         starts, total = [0], 0
         for block in self.blocks:
-            hk = (block.key, width)
-            rows = self._heights.get(hk)
-            if rows is None:
-                rows = self._heights[hk] = block.rows(width)
-            total += rows
+            total += self._height(block, width)
             starts.append(total)
         self._starts = starts
         if self.sticky_scrollbar and not self._stuck \
@@ -193,14 +189,17 @@ class RowsView(ScrollView, can_focus=False):
     def rows_at(self, width: int, blocks: Sequence[Block] | None = None) -> int:
         """Rows of ``blocks`` (the view's own by default) at ``width``, measured (not drawn)
         and kept under (key, width) as the layout keeps them."""
-        total = 0
-        for block in self.blocks if blocks is None else blocks:
-            hk = (block.key, width)
-            rows = self._heights.get(hk)
-            if rows is None:
-                rows = self._heights[hk] = block.rows(width)
-            total += rows
-        return total
+        return sum(self._height(block, width) for block in (self.blocks if blocks is None
+                                                               else blocks))
+
+    def _height(self, block: Block, width: int) -> int:
+        """Rows of ``block`` at ``width``, measured once per (key, width): equal keys, equal
+        looks."""
+        hk = (block.key, width)
+        rows = self._heights.get(hk)
+        if rows is None:
+            rows = self._heights[hk] = block.rows(width)
+        return rows
 
     def _on_screen(self) -> list[Hashable]:
         """What each row on screen shows: (block key, row in the block)."""
