@@ -23,9 +23,12 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .streams import BenchStream
+
+if TYPE_CHECKING:  # (tui_floor imports this module)
+    from .tui_floor import FloorCost
 
 SETTLE = 0.04
 """Seconds without a paint after which a move counts as fully drawn (over two 60 Hz frames)."""
@@ -49,7 +52,7 @@ class TuiCost:
     seek_cpu_p99: float
     samples: tuple[int, int]
     """Steps and seeks timed (each kind stops after ``budget`` seconds)."""
-    floor: Any = None
+    floor: FloorCost | None = None
     """Textual's own cost of a move on the same screen (:class:`.tui_floor.FloorCost`), when
     measured in the same run."""
 
