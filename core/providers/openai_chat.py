@@ -221,7 +221,7 @@ class OpenAIChatReader(ProtocolReader):
         call_id, index = _str(fragment.get("id")), fragment.get("index")
         call, new = self._locate(frame, c, index, call_id)
         # Without an index the id is the routing key: repeating it is then no quirk.
-        self._apply(frame, call, new, call_id, function, id_is_key=type(index) is not int)
+        self._apply(frame, call, new, call_id, function, id_is_key=int_or_none(index) is None)
 
     def _legacy_fragment(self, frame: Frame, c: int, function: dict[str, Any]) -> None:
         """The deprecated ``delta.function_call`` (functions API): one call per choice."""

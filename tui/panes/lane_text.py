@@ -9,7 +9,7 @@ visible), and measures the same lines without drawing them.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, TypeVar
 
 import jiter
 import orjson
@@ -25,6 +25,8 @@ from .. import safe
 from .folding import fold_rows
 from .rawbytes import cells
 from .rows import RowsView
+
+_T = TypeVar("_T")
 
 WINDOW = 600
 """Characters of argument text a lane shows at least (the tail, around the newest fragment)."""
@@ -95,32 +97,32 @@ INNER_ROWS = 512
 """Lane row insides kept (see :func:`inner_rows`)."""
 
 
+def _held(view: RowsView, name: str, base: Style, make: Callable[[], _T], limit: int,
+          stale: Callable[[_T], bool] = lambda value: False) -> _T:
+    """What the pane keeps under ``name`` for the current theme and ``base`` (made by ``make``
+    when missing or ``stale``); at most ``limit`` (theme, base) pairs, then it starts over."""
+    held: dict[tuple[str, Style], _T] = view.__dict__.setdefault(name, {})
+    key = (view.app.theme, base)
+    value = held.get(key)
+    if value is None or stale(value):
+        if len(held) > limit:
+            held.clear()
+        value = held[key] = make()
+    return value
+
+
 def inner_rows(view: RowsView, base: Style) -> dict[Hashable, tuple[list[Segment], int]]:
     """The pane's drawn lane rows, inside the side borders, by what they show, on ``base``
     (kept while the theme is): a lane whose border turns fresh, or a lane that grew, draws its
     other rows again from these instead of from its text."""
-    held: dict[tuple[str, Style], dict[Hashable, tuple[list[Segment], int]]] = \
-        view.__dict__.setdefault("_inner_rows", {})
-    key = (view.app.theme, base)
-    rows = held.get(key)
-    if rows is None:
-        if len(held) > 4:
-            held.clear()
-        rows = held[key] = {}
-    return rows
+    return _held(view, "_inner_rows", base, dict, 4)
 
 
 def text_styles(view: RowsView, base: Style) -> TextStyles:
     """The pane's text styles on ``base`` (kept while the theme is: the links made for each
-    frame are reused from one drawing to the next)."""
-    cache: dict[tuple[str, Style], TextStyles] = view.__dict__.setdefault("_text_styles", {})
-    key = (view.app.theme, base)
-    styles = cache.get(key)
-    if styles is None or len(styles._links) > 4096:
-        if len(cache) > 8:
-            cache.clear()
-        styles = cache[key] = TextStyles(view, base)
-    return styles
+    frame are reused from one drawing to the next, up to 4,096 of them)."""
+    return _held(view, "_text_styles", base, lambda: TextStyles(view, base), 8,
+                 stale=lambda styles: len(styles._links) > 4096)
 
 
 def argument_lines(call: CallView, timeline: Timeline | None, k: int,
