@@ -1,0 +1,156 @@
+"""A timeline's indexes: built as the engine's steps arrive, so that any step's state is a seek.
+
+Every structure here is appended to, never rewritten, so :meth:`TimelineIndex._index` runs once
+over a whole recorded stream or once per network read of a growing one, and a view of step k
+is the same either way. :class:`.timeline.Timeline` builds on these indexes; its module
+docstring says how a seek uses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .engine import CallStep, ChunkStep, DecisionStep, Engine, FrameStep, Step, WaitStep
+from .events import (
+    Anomaly,
+    ArgumentPiece,
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallOpened,
+    ProviderError,
+    StopReported,
+    TextAppended,
+    TurnEnded,
+    UsageReported,
+)
+from .jsonprefix import Draft
+from .lanes import CallIndex
+from .sse import Frame
+from .timeline_view import KINDS, Kind
+
+_CALL_EVENTS = (CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed)
+
+
+class TimelineIndex:
+    """Every step of one stream so far, and the indexes a view of any of them is cut from."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.steps: list[Step] = []
+        self.frames: list[Frame] = []
+        self.frame_steps: list[int] = []
+        self.chunks: list[ChunkStep] = []
+        self.chunk_steps: list[int] = []
+        self.bounds: list[int] = []  # frame and chunk step indices, in order
+        self.by_kind: dict[Kind, list[int]] = {kind: [] for kind in KINDS}
+        self.calls: dict[str, CallIndex] = {}
+        self.call_created: list[int] = []
+        self.call_order: list[str] = []
+        self.anomalies: list[Anomaly] = []
+        self.log: list[Step] = []
+        self.turn_facts: dict[type, tuple[list[int], list[object]]] = {
+            kind: ([], []) for kind in (TurnEnded, StopReported, ProviderError, UsageReported)}
+        self.text_steps: dict[str, list[int]] = {}
+        self.text_ends: dict[str, list[int]] = {}
+        self.texts: dict[str, str] = {}
+        """Each channel's text so far; joined from ``_text_parts`` when a view needs it."""
+        self._text_parts: dict[str, list[str]] = {}
+        self._text_stale: set[str] = set()
+        self.t0: float | None = None
+
+    def _index(self, steps: Iterable[Step]) -> None:
+        """Index steps as they come: every structure is appended to, never rewritten, so this
+        runs once over a whole stream (:meth:`build`) or once per network read (:meth:`extend`).
+
+        Most steps of a long session are chunks, frames and argument fragments, so those are
+        dispatched first, on the exact type (a ``match`` on class patterns costs an
+        ``isinstance`` per case, per step)."""
+        k = len(self.steps)
+        add, bounds = self.steps.append, self.bounds.append
+        decisions = self.by_kind["decision"]
+        for step in steps:
+            add(step)
+            kind = type(step)
+            if kind is CallStep:
+                self._call_step(k, step)  # type: ignore[arg-type]
+            elif kind is ChunkStep:
+                self.chunks.append(step)  # type: ignore[arg-type]
+                self.chunk_steps.append(k)
+                bounds(k)
+                if self.t0 is None:  # times are shown relative to the first timed chunk
+                    self.t0 = step.t  # type: ignore[union-attr]
+            elif kind is FrameStep:
+                self.frames.append(step.frame)  # type: ignore[union-attr,arg-type]
+                self.frame_steps.append(k)
+                bounds(k)
+            elif kind is WaitStep:
+                assert isinstance(step, WaitStep)
+                self.log.append(step)
+                decisions.append(k)
+                call = self.calls[step.call]
+                call.wait_steps.append(k)
+                call.waits.append(step)
+                if step.draft is Draft.COMPLETE:
+                    self.by_kind["parse"].append(k)
+            elif kind is DecisionStep:
+                assert isinstance(step, DecisionStep)
+                self.log.append(step)
+                decisions.append(k)
+                if step.decision.action == "refuse":
+                    self.by_kind["refusal"].append(k)
+                call = self.calls[step.decision.call]
+                call.decision_step, call.decision = k, step.decision
+            k += 1
+
+    def _call_step(self, k: int, step: CallStep) -> None:
+        ev = step.event
+        if isinstance(ev, Anomaly):
+            self.anomalies.append(ev)
+            self.by_kind["anomaly"].append(k)
+            if ev.key is not None and ev.key in self.calls:
+                self.calls[ev.key].anomaly_steps.append(k)
+                self.calls[ev.key].anomalies.append(ev)
+            return
+        if isinstance(ev, _CALL_EVENTS):
+            self.by_kind["call"].append(k)
+            call = self.calls.get(ev.key)
+            if call is None:
+                call = self.calls[ev.key] = CallIndex(ev.key, len(self.call_order), k, ev.frame)
+                self.call_order.append(ev.key)
+                self.call_created.append(k)
+            opened = isinstance(ev, CallOpened)
+            if opened or not call.idents:  # (a delta for an identified call changes nothing)
+                call.identify(k, ev if opened else None)  # type: ignore[arg-type]
+            state = self.engine.state.calls.get(ev.key)
+            # The engine's fragment list is the source of the draft after each fragment.
+            draft = state.fragments[len(call.frag_steps)].draft if state is not None and (
+                len(state.fragments) > len(call.frag_steps)) else Draft.EMPTY
+            if isinstance(ev, ArgumentsAppended):
+                call.fragment(k, ev.frame, ev.fragment, False, "raw", draft)
+            elif isinstance(ev, ArgumentsSet):
+                call.fragment(k, ev.frame, ev.text, True, ev.origin, draft)
+            elif isinstance(ev, ArgumentPiece):
+                call.piece_steps.append(k)
+            elif isinstance(ev, CallClosed) and call.closed_step is None:
+                call.closed_step, call.closed_frame = k, ev.frame
+            return
+        facts = self.turn_facts.get(type(ev))
+        if facts is not None:
+            facts[0].append(k)
+            facts[1].append(ev)
+        elif isinstance(ev, TextAppended):
+            ends = self.text_ends.setdefault(ev.channel, [])
+            self._text_parts.setdefault(ev.channel, []).append(ev.text)
+            self._text_stale.add(ev.channel)
+            self.text_steps.setdefault(ev.channel, []).append(k)
+            ends.append((ends[-1] if ends else 0) + len(ev.text))
+
+    def _text(self, channel: str) -> str:
+        """The channel's whole text so far (joined once per growth, not once per view)."""
+        if channel in self._text_stale:
+            parts = self._text_parts[channel]
+            joined = self.texts[channel] = "".join(parts)
+            parts[:] = [joined]  # the next join starts from it
+            self._text_stale.discard(channel)
+        return self.texts[channel]
