@@ -174,8 +174,8 @@ class CallPipeline:
                 call = state.append_fragment(event)
                 if call is not None:
                     out.append(_new(CallStep, (event, call.length)))
-                    if state.terminal is None:
-                        self._wait(call, event.frame, out)
+                    if state.terminal is None and self._drafts.get(call.key) is not call.draft:
+                        self._wait(call, event.frame, out)  # the draft status changed
                     continue
             found = state.apply(event)
             key = getattr(event, "key", None)

@@ -429,6 +429,20 @@ def test_bad_index_is_reported() -> None:
     assert codes(events) == ["bad_index", "missing_terminal"]
 
 
+def test_later_fragments_get_the_first_fragments_checks() -> None:
+    """After a block's first fragment, fragments take a shorter path; what it does not check
+    (an index that is a boolean, which equals 1 as a dict key; a partial_json that is not a
+    string) still goes to the checks of the first."""
+    bad = [ev({"type": "content_block_delta", "index": True,
+               "delta": {"type": "input_json_delta", "partial_json": "X"}}),
+           ev({"type": "content_block_delta", "index": 1,
+               "delta": {"type": "input_json_delta", "partial_json": 7}})]
+    events = run(sse(start(), tool_start(1), json_delta(1, '{"city":'), *bad,
+                     json_delta(1, '"Rome"}'), block_stop(1)))
+    assert arguments(events, "block:1") == '{"city":"Rome"}'
+    assert codes(events) == ["bad_index", "bad_delta", "missing_terminal"]
+
+
 def test_data_after_message_stop_is_reported() -> None:
     events = run(sse(start(), MESSAGE_STOP, ("ping", {"type": "ping"})))
     assert codes(events) == ["data_after_terminal"]

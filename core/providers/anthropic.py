@@ -77,6 +77,11 @@ class _Block(Record):
     """``input_json_delta`` fragments arrived for this block."""
 
 
+_new = tuple.__new__
+"""Builds an :class:`ArgumentsAppended` on the fast path without the named tuple's generated
+``__new__`` (a Python lambda around this call), as core/sse.py does for frames."""
+
+
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -101,7 +106,7 @@ class AnthropicReader(ProtocolReader):
     def event_type(self, frame: Frame, payload: Any) -> Any:
         """``data.type`` is the discriminator; the ``event:`` line is checked against it here,
         the one hook that sees both the frame and the payload before dispatch."""
-        kind = super().event_type(frame, payload)
+        kind = payload.get("type") if type(payload) is dict else None  # the base's, inline
         if frame.event is None:
             # anthropic-python skips events without an event: line (_streaming.py:82-110), so
             # what we read here is something the official SDK would never have seen.
@@ -186,6 +191,16 @@ class AnthropicReader(ProtocolReader):
         self._open[index] = entry
 
     def _on_block_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
+        index = payload.get("index")
+        delta = payload.get("delta")
+        if type(index) is int and type(delta) is dict and delta.get("type") == "input_json_delta":
+            block = self._open.get(index)
+            fragment = delta.get("partial_json")
+            if block is not None and block.appended and type(fragment) is str:
+                # Nearly every event of a tool-call stream: one more fragment for a block whose
+                # first fragment _json_delta has checked. The rest takes the general path.
+                self._out.append(_new(ArgumentsAppended, (frame.index, block.key, fragment)))
+                return
         index = self._index(frame, payload)
         if index is None:
             return
