@@ -1,6 +1,7 @@
-"""Two layout fixes: the decisions summary's height after a resize, and the buffers pane's lane
-after the re-layout its first scrollbar brings. Each state is compared once the layout has
-settled (the values polled until they stop changing), never after a fixed number of pauses."""
+"""Layout fixes: the decisions summary's height after a resize, the buffers pane's lane after
+the re-layout its first scrollbar brings, and the panes keeping where the user scrolled them.
+Each state is compared once the layout has settled (the values polled until they stop
+changing), never after a fixed number of pauses."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from callscope.tui.app import CallscopeApp
 from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
 from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane, summary_blocks
+from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.lane import Lane
 
 SESSIONS = pathlib.Path(__file__).resolve().parent.parent / "sessions"
@@ -218,3 +220,36 @@ async def test_a_resize_keeps_where_the_user_scrolled_the_buffers_pane():
         moved, after = await scrolled_up_then_resized(sizes)
         assert moved > 0, sizes  # (the lane is below the first screenful)
         assert after == 0, sizes
+
+
+# -- the frames pane keeps where the user scrolled it ------------------------------------------
+
+def frames_state(app: CallscopeApp) -> tuple[object, ...]:
+    pane = app.query_one(FramesPane)
+    return (app.cursor, round(pane.scroll_y), pane._layout_width, pane.show_vertical_scrollbar,
+            pane.virtual_size.height)
+
+
+async def test_a_resize_keeps_the_frame_the_user_scrolled_to_on_top():
+    """The frames pane follows the cursor's frame, but a resize (or the scrollbar coming or
+    going) used to bring the cursor's frame back even when the user had scrolled away from it.
+    Now the frame the user scrolled to stays on top, until the cursor moves to another frame."""
+    app = open_session(PARALLEL)
+    async with app.run_test(size=(120, 24)) as pilot:
+        pane = app.query_one(FramesPane)
+        app.action_goto_step(len(app.timeline) - 1)
+        await settled(pilot, lambda: frames_state(app))
+        cursor_frame = app.timeline.view(app.cursor).frame.index
+        assert pane.frame_of_row(round(pane.scroll_y)) > 2  # (the move scrolled down)
+        pane.scroll_to(y=pane.row_of_frame(2) + 1, animate=False, immediate=True)  # the user
+        await settled(pilot, lambda: frames_state(app))
+        for size in ((100, 24), (140, 20), (120, 30)):
+            await pilot.resize_terminal(*size)
+            await settled(pilot, lambda: frames_state(app))
+            top = round(pane.scroll_y)
+            assert pane.frame_of_row(top) == 2, size
+            assert top == pane.row_of_frame(2) + 1, size  # (frame 2's header is one row)
+        app.action_goto_frame(cursor_frame - 1)  # a move to another frame: followed again
+        await settled(pilot, lambda: frames_state(app))
+        top, height = round(pane.scroll_y), pane.scrollable_content_region.height
+        assert top <= pane.row_of_frame(cursor_frame - 1) < top + height

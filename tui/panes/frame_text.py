@@ -1,6 +1,9 @@
 """What a frame's rows say, whatever the pane's width: its header and its raw lines, measured and
 drawn as text (the frames pane folds them into rows, lays them out and scrolls).
 
+A live stream's block still arriving is shown after its last frame: :func:`arriving` finds
+its bytes.
+
 A header says which frame, what it is (its event, or why it dispatched nothing), its byte span,
 the network chunks it came in and, for a timed recording, when it completed. A raw line shows
 every byte (escapes visible, see :mod:`..safe`), with a ┊ where a network chunk boundary fell
@@ -122,3 +125,19 @@ class FrameText:
             if cut in marks:  # red when the network split a UTF-8 character
                 parts.append(Content.styled(CHUNK_MARK, st["split"] if at != cut else st["chunk"]))
         return Content.assemble(*parts)
+
+
+def arriving(timeline: Timeline) -> tuple[int, bytes]:
+    """The stream offset and bytes after the last frame of a stream still arriving (no bytes once
+    it closed, nor while a recording is being indexed: its source is all there)."""
+    if timeline.closed or timeline.indexing_pending:
+        return 0, b""
+    start = timeline.frames[-1].end if timeline.frames else 0
+    size = timeline.total_bytes - start
+    pieces: list[bytes] = []
+    for _, data in reversed(timeline.source):  # only the last few reads: one block's worth
+        if size <= 0:
+            break
+        pieces.append(data)
+        size -= len(data)
+    return start, b"".join(reversed(pieces))[max(-size, 0):]

@@ -24,22 +24,21 @@ from textual.content import Content
 from textual.events import Click, Resize
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.style import Style
 
 from ...core.timeline import Timeline, View
 from .folding import fold_strip
-from .frame_text import FrameText
+from .frame_text import FrameText, arriving
 from .paint import PaintCache, render_lines
 from .rawbytes import line_spans, whole_chars
-from .scrolling import quick_scrollbar, set_virtual_size
+from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
 
 GUTTER = 2
 
 
-class FramesPane(ScrollView, can_focus=False):
+class FramesPane(PaneScroll, can_focus=False):
     """Raw SSE frames, one model, one cursor: it renders what the app's view says."""
 
     COMPONENT_CLASSES = {
@@ -84,6 +83,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._tail_cache: tuple[tuple[object, ...], list[Strip]] | None = None
         self._pin_end = False  # following a growing stream: its newest rows stay in view
         self._followed: tuple[int | None, int] | None = None  # (frame, layout) last scrolled to
+        self._kept: tuple[int, int] | None = None  # (frame, rows into it) the user scrolled to
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -101,7 +101,7 @@ class FramesPane(ScrollView, can_focus=False):
         self._paint.clear()  # (its keys are frame indices: of the timeline shown)
         self._only = None
         self._layout_width = 0
-        self._pin_end, self._followed = False, None
+        self._pin_end, self._followed, self._kept = False, None, None
         self._take_tail()
         self._relayout()
 
@@ -139,21 +139,7 @@ class FramesPane(ScrollView, can_focus=False):
 
     def _take_tail(self) -> None:
         """Keep the bytes after the last frame of a stream still arriving (none once closed)."""
-        timeline, self._tail = self.timeline, b""
-        # (a recording still being indexed has no block arriving: its source is all there)
-        if timeline is None or timeline.closed or timeline.indexing_pending:
-            return
-        start = self._tail_start = timeline.frames[-1].end if timeline.frames else 0
-        size = timeline.total_bytes - start
-        if size <= 0:
-            return
-        pieces: list[bytes] = []
-        for _, data in reversed(timeline.source):  # only the last few reads: one block's worth
-            pieces.append(data)
-            size -= len(data)
-            if size <= 0:
-                break
-        self._tail = b"".join(reversed(pieces))[max(-size, 0):]
+        self._tail_start, self._tail = (0, b"") if self.timeline is None else arriving(self.timeline)
 
     def show(self, view: View, matches: frozenset[int] | None = None,
              only: list[int] | None = None) -> None:
@@ -165,7 +151,7 @@ class FramesPane(ScrollView, can_focus=False):
         if matches is not None and matches != self.matches:
             self.matches, everything = matches, True
         if only != self._only:
-            self._only, everything = only, True
+            self._only, everything, self._kept = only, True, None
             self._layout_width = 0  # the rows change: lay out again
         if self._relayout() or everything:
             self.refresh()
@@ -174,6 +160,7 @@ class FramesPane(ScrollView, can_focus=False):
         # Scroll only when the cursor's frame or the rows changed: a refresh of a growing
         # stream keeps the scroll position (unless following it).
         if self._pin_end or self._followed != (self._frame_index(), self._layout_width):
+            self._kept = None  # a move: the cursor's frame comes before where the user scrolled
             self._follow()
 
     def _frame_index(self) -> int | None:
@@ -207,8 +194,17 @@ class FramesPane(ScrollView, can_focus=False):
         counts = (self._rows(self._widths[i], body) for i in self._shown())
         self._starts = [0, *accumulate(counts)]
         self._cache.clear()
-        self._followed = None  # the rows moved: find the current frame again
-        self._set_size()
+        with self.own_scroll():
+            self._set_size()
+            if self._kept is None:
+                self._followed = None  # the rows moved: find the current frame again
+            else:  # the user's top frame stays on top, where the rows of a new width put it
+                frame, into = self._kept
+                slot = self._slot(frame)
+                rows = self._starts[slot + 1] - self._starts[slot]
+                self.scroll_to(y=self._starts[slot] + min(into, rows - 1), animate=False,
+                               immediate=True)
+                self._followed = (self._frame_index(), width)
         return True
 
     @staticmethod
@@ -254,7 +250,7 @@ class FramesPane(ScrollView, can_focus=False):
     def _follow(self) -> None:
         """Keep the current frame's header on screen (with a filter: the nearest shown one);
         following a growing stream at its last step, show its newest rows too (as tail -f)."""
-        if self.view is None or self.view.frame is None or not self.size.height:
+        if self.view is None or self.view.frame is None or not self.size.height or self._kept:
             return
         self._followed = (self.view.frame.index, self._layout_width)
         row = self.row_of_frame(self.view.frame.index)
@@ -262,9 +258,17 @@ class FramesPane(ScrollView, can_focus=False):
         if self._pin_end and self.timeline is not None and self.view.k == len(self.timeline) - 1:
             y = max(0, min(row, self.virtual_size.height - height))
             if y != top:
-                self.scroll_to(y=y, animate=False, immediate=True)
+                with self.own_scroll():
+                    self.scroll_to(y=y, animate=False, immediate=True)
         elif not top <= row < top + height - 1:
-            self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+            with self.own_scroll():
+                self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+
+    def user_scrolled(self, top: int) -> None:
+        # A re-layout (a resize, the scrollbar coming or going) keeps this frame on top instead
+        # of going back to the cursor's, until the cursor moves to another frame.
+        frame = self.frame_of_row(top)
+        self._kept = None if frame is None else (frame, top - self.row_of_frame(frame))
 
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)

@@ -21,13 +21,12 @@ from textual.cache import LRUCache
 from textual.content import Content
 from textual.events import Resize
 from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from .folding import wrap_rows
 from .paint import PaintCache, render_lines
-from .scrolling import quick_scrollbar, set_virtual_size
+from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
 
 
 class Block:
@@ -87,7 +86,7 @@ class Wrapped(Block):
         return strips + [Strip.blank(width, view.visual_style.rich_style)] * self.blank_after
 
 
-class RowsView(ScrollView, can_focus=False):
+class RowsView(PaneScroll, can_focus=False):
     """Blocks top to bottom, drawn lazily, the rows on screen only."""
 
     DEFAULT_CSS = """
@@ -108,7 +107,6 @@ class RowsView(ScrollView, can_focus=False):
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
         self._width = 0
         self._followed: int | None = None  # the block show_block keeps in view (these blocks)
-        self._showing = False  # show_block's own scroll is under way
         self._heights: dict[tuple[Hashable, int], int] = {}
         self._row_keys: dict[tuple[Hashable, int], Sequence[Hashable] | None] = {}
         # (small caches: every cached row is a Strip with seven caches of its own, which the
@@ -252,12 +250,10 @@ class RowsView(ScrollView, can_focus=False):
             self.show_block(followed)
         self.refresh()
 
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if not self._showing and round(old_value) != round(new_value):
-            # Scrolled by the user (wheel, keys, the bar): a re-layout leaves the view where
-            # they put it instead of going back to the block the last move showed.
-            self._followed = None
+    def user_scrolled(self, top: int) -> None:
+        # A re-layout leaves the view where the user put it instead of going back to the block
+        # the last move showed.
+        self._followed = None
 
     # -- geometry ------------------------------------------------------------------------------
 
@@ -281,11 +277,8 @@ class RowsView(ScrollView, can_focus=False):
         if top >= y and bottom <= y + height:
             return
         target = top if bottom - top >= height or top < y else bottom - height
-        self._showing = True
-        try:
+        with self.own_scroll():
             self.scroll_to(y=max(0, target), animate=False, immediate=True)
-        finally:
-            self._showing = False
 
     # -- rendering -----------------------------------------------------------------------------
 

@@ -1,11 +1,16 @@
 """Scroll views without the costs Textual pays for generality: a scrollbar drawn straight to
-strips, and a virtual size set without laying out the screen.
+strips, and a virtual size set without laying out the screen; and a scroll view that tells the
+user's scrolls from its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from rich.color import Color as RichColor
 from rich.style import Style as RichStyle
+from textual.events import Resize
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar, ScrollBarRender
@@ -65,3 +70,34 @@ def quick_scrollbar(widget: ScrollView) -> ScrollBar:
         bar.display = False
         widget.app._start_widget(widget, bar)
     return widget._vertical_scrollbar
+
+
+class PaneScroll(ScrollView):
+    """A scroll view that tells the user's scrolls (wheel, keys, the bar) from its own, so that a
+    re-layout at another width can leave the view where the user put it rather than where the
+    last move scrolled it. Its own: those made inside :meth:`own_scroll` (following the cursor,
+    a new layout's virtual size), and Textual's clamp of the scroll to a new size, which comes
+    before the pane hears of the resize."""
+
+    _own = False
+    _sized = Size(0, 0)  # the size at the last resize the pane heard of
+
+    @contextmanager
+    def own_scroll(self) -> Iterator[None]:
+        own, self._own = self._own, True
+        try:
+            yield
+        finally:
+            self._own = own
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._own and round(old_value) != round(new_value) and self.size == self._sized:
+            self.user_scrolled(round(new_value))
+
+    def user_scrolled(self, top: int) -> None:
+        """The user scrolled the view: row ``top`` is now its first."""
+
+    def on_resize(self, event: Resize) -> None:
+        # (Textual calls this after the subclass's own on_resize.)
+        self._sized = self.size
