@@ -10,27 +10,30 @@ The timeline may still be growing (``timeline=Timeline.live(...)``: ``callscope 
 of ``callscope proxy``): whoever reads the network posts the reads to the app, which extends the
 timeline and lets its :class:`~.follow.Follower` refresh the panes and keep the cursor on the
 newest step until the user moves it.
+
+The keys that search frames (:mod:`.app_search`), rebuild the timeline (cut, undo, rechunk:
+:mod:`.app_rebuild`) and show or take out what the cursor is on (:mod:`.app_outputs`) are
+mixins of the app, in their own modules (over :mod:`.app_mixin`, what they use of the app).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import var
 from textual.widgets import Footer, Static
 
-from ..core.engine import ChunkStep, DecisionStep
 from ..core.lanes import CallView
 from ..core.replay import Chunking, TimedBytes
 from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
-from . import exports, safe
-from .call_detail import CallDetailScreen
-from .commands import BINDINGS, CallscopeCommands, help_rows
+from . import safe
+from .app_outputs import OutputActions
+from .app_rebuild import RebuildActions
+from .app_search import SearchActions
+from .commands import BINDINGS, CallscopeCommands
 from .follow import Follower
 from .gcpolicy import GcPolicy
 from .indexer import Indexer
@@ -39,17 +42,15 @@ from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
 from .panes.lane import Lane
 from .player import Player
-from .screens import DetailScreen, HelpScreen, PromptScreen
+from .screens import PromptScreen
 from .status import status_line
 
-RANDOM_SEED = 7
-"""The seed of the random chunking the ``c`` key cycles to."""
 BACKGROUND_BYTES = 1_000_000
 """Inputs larger than this are indexed while the app runs (the first steps at once), so the
 screen appears at once; smaller ones (a fraction of a second) are indexed before it."""
 
 
-class CallscopeApp(App[None]):
+class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
     """Step through a recorded stream: raw frames | argument buffers | gate decisions."""
 
     CSS_PATH = "app.tcss"
@@ -251,56 +252,6 @@ class CallscopeApp(App[None]):
         calls = self.timeline.view(self.cursor).calls
         return next((c for c in calls if c.key == self.selected), calls[0] if calls else None)
 
-    # -- search --------------------------------------------------------------------------------
-
-    def action_search(self) -> None:
-        self.push_screen(PromptScreen("search frames", "event name or text",
-                                      "frames whose event is, or whose bytes contain, this text "
-                                      "(case-insensitive); f / F: next / previous match",
-                                      self.search_text), self._search)
-
-    def _search(self, text: str | None) -> None:
-        if text is None:
-            return
-        self._find(text)
-        if text and not self.matches:
-            self.notify(f"No frame matches {safe.short(text, 40)}", markup=False, severity="warning")
-        self.refresh_view()
-        if self.matches:
-            self.action_match(1)
-
-    def _find(self, text: str, first: int = 0) -> None:
-        """Search the frames from ``first`` on (earlier matches are kept)."""
-        self.search_text = text
-        needle = text.lower().encode("utf-8", "surrogatepass")
-        self.matches = self.matches[:bisect_left(self.matches, first)] + [
-            f.index for f in self.timeline.frames[first:]
-            if f.event == text or needle in f.raw.lower()] if text else []
-        self._searched = len(self.timeline.frames)
-
-    def find_new_frames(self) -> None:
-        """The timeline grew: search the new frames too."""
-        if self.search_text:
-            self._find(self.search_text, self._searched)
-
-    def action_filter(self) -> None:
-        if not self.search_text:
-            self.notify("Search first (/): the filter shows only the frames that match.", timeout=2)
-            return
-        self.filtering = not self.filtering
-        self.refresh_view()
-
-    def action_match(self, direction: int) -> None:
-        if not self.matches:
-            self.notify("No search results: press / to search.", timeout=2)
-            return
-        view = self.timeline.view(self.cursor)
-        current = view.frame.index if view.frame is not None else -1
-        ahead = [i for i in self.matches if (i > current if direction > 0 else i < current)]
-        target = (ahead[0] if direction > 0 else ahead[-1]) if ahead else (
-            self.matches[0] if direction > 0 else self.matches[-1])
-        self.action_goto_frame(target)
-
     # -- play, breakpoints (the player does the timing) -----------------------------------------
 
     def action_play_pause(self) -> None:
@@ -312,119 +263,10 @@ class CallscopeApp(App[None]):
     def action_breakpoint(self, name: str) -> None:
         self.player.toggle_breakpoint(name)
 
-    # -- cut, chunking -------------------------------------------------------------------------
-
-    def action_cut(self) -> None:
-        """End the stream right after the current frame; when the cursor is on a network read
-        that completed no frame (chunk stepping), right after that read."""
-        view = self.timeline.view(self.cursor)
-        on_read = view.anchor >= 0 and isinstance(self.timeline.step(view.anchor), ChunkStep)
-        self._cut(view.received if on_read or view.frame is None else view.frame.end)
-
-    def action_cut_prompt(self) -> None:
-        self.push_screen(PromptScreen("cut at byte offset", "1024",
-                                      "the stream ends after this many bytes (u undoes)"),
-                         lambda text: self._cut_text(text))
-
-    def _cut_text(self, text: str | None) -> None:
-        try:
-            if text and text.strip():
-                self._cut(int(text.strip().lstrip("@"), 0))
-        except ValueError:
-            self.notify("Not a byte offset.", severity="error")
-
-    def _cut(self, offset: int) -> None:
-        if offset >= self.timeline.total_bytes:
-            self.notify("Nothing to cut: the stream already ends here. Move back first.", timeout=3)
-            return
-        self.player.pause()
-        self.undo.append((self.timeline, self.cursor))
-        self.timeline = self.timeline.cut_at(offset)
-        self.cursor = 0  # reset first, so the panes never see an index from the old timeline
-        self._load()
-        self.move(len(self.timeline) - 1, quiet=True)
-        refused = sum(isinstance(s, DecisionStep) and s.decision.action == "refuse"
-                      for s in self.timeline.steps)
-        self.notify(f"Cut at byte {offset}: the stream now ends there; {refused} call(s) refused. "
-                    "u undoes.", timeout=4)
-
-    def action_undo_cut(self) -> None:
-        if not self.undo:
-            self.notify("No cut to undo.", timeout=2)
-            return
-        self.timeline, cursor = self.undo.pop()
-        self.since, self.cursor = None, 0
-        self._load()
-        self.cursor = cursor
-
-    def action_cycle_chunking(self) -> None:
-        if self.follower.streaming or self.building:
-            self.notify("The stream is still arriving: change the chunking once it ended."
-                        if self.follower.streaming else
-                        "The recording is still being indexed: change the chunking once it is.",
-                        timeout=3)
-            return
-        order = ["recorded", "bytes:1", f"random:{RANDOM_SEED}"]
-        now = str(self.timeline.chunking)
-        nxt = Chunking.parse(order[(order.index(now) + 1) % 3 if now in order else 0])
-        view = self.timeline.view(self.cursor)
-        before = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
-        self.timeline = self.timeline.rechunked(nxt)
-        after = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
-        self.undo = [(t.rechunked(nxt), c) for t, c in self.undo]
-        self.since, self.cursor = None, 0
-        self._load()
-        self.cursor = self.timeline.step_for_frame(view.frame.index) if view.frame is not None else 0
-        same = "decisions unchanged" if after == before else "DECISIONS CHANGED (engine bug!)"
-        self.notify(f"Chunking {nxt}: {len(self.timeline.chunks)} chunks; {same}.", timeout=3,
-                    severity="information" if after == before else "error")
-
-    # -- screens, exports, clipboard -----------------------------------------------------------
-
-    def action_detail(self) -> None:
-        view = self.timeline.view(self.cursor)
-        if view.frame is None:
-            self.notify("No frame yet at this step.", timeout=2)
-            return
-        self.push_screen(DetailScreen(self.timeline, view.frame.index))
-
-    def action_call_detail(self) -> None:
-        call = self._selected_call()
-        if call is None:
-            self.notify("No call at this step.", timeout=2)
-            return
-        self.push_screen(CallDetailScreen(call))
-
     def action_break_on_event(self) -> None:
         self.push_screen(PromptScreen("break on event type", "response.completed   message_stop",
                                       "play stops at a frame of this event type (empty: off)"),
                          lambda text: self.player.set_event_break((text or "").strip() or None))
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen(help_rows(self)))
-
-    def action_export(self, what: str) -> None:
-        call = self._selected_call()
-        if what == "call" and call is None:
-            self.notify("No call at this step.", timeout=2)
-            return
-        try:
-            paths = exports.export(what, self.timeline, self.source, Path.cwd(), call, self.cursor)
-        except OSError as exc:
-            self.notify(f"Export failed: {exc}", severity="error", markup=False)
-            return
-        self.notify("Wrote " + ", ".join(str(p) for p in paths), markup=False, timeout=5)
-
-    def action_copy(self, what: str) -> None:
-        view = self.timeline.view(self.cursor)
-        if what == "frame":
-            text = view.frame.raw.decode("utf-8", "replace") if view.frame is not None else ""
-        else:
-            call = self._selected_call()
-            text = call.text if call is not None else ""
-        self.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text.encode('utf-8', 'surrogatepass'))} bytes to the clipboard.",
-                    timeout=2)
 
 
 def run_app(chunks: Sequence[TimedBytes], *, source: str, protocol: str | None,

@@ -1,0 +1,59 @@
+"""What the cursor is on, shown or taken out of the app: detail screens, help, exports, copy.
+
+A mixin of :class:`~.app.CallscopeApp`: the frame or call at the cursor opens in its own screen,
+is written to files (:mod:`.exports`) or copied to the clipboard.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import exports
+from .app_mixin import AppMixin
+from .call_detail import CallDetailScreen
+from .commands import help_rows
+from .screens import DetailScreen, HelpScreen
+
+
+class OutputActions(AppMixin):
+    """The detail, help, export and copy keys of :class:`~.app.CallscopeApp`."""
+
+    def action_detail(self) -> None:
+        view = self.timeline.view(self.cursor)
+        if view.frame is None:
+            self.notify("No frame yet at this step.", timeout=2)
+            return
+        self.push_screen(DetailScreen(self.timeline, view.frame.index))
+
+    def action_call_detail(self) -> None:
+        call = self._selected_call()
+        if call is None:
+            self.notify("No call at this step.", timeout=2)
+            return
+        self.push_screen(CallDetailScreen(call))
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(help_rows(self)))
+
+    def action_export(self, what: str) -> None:
+        call = self._selected_call()
+        if what == "call" and call is None:
+            self.notify("No call at this step.", timeout=2)
+            return
+        try:
+            paths = exports.export(what, self.timeline, self.source, Path.cwd(), call, self.cursor)
+        except OSError as exc:
+            self.notify(f"Export failed: {exc}", severity="error", markup=False)
+            return
+        self.notify("Wrote " + ", ".join(str(p) for p in paths), markup=False, timeout=5)
+
+    def action_copy(self, what: str) -> None:
+        view = self.timeline.view(self.cursor)
+        if what == "frame":
+            text = view.frame.raw.decode("utf-8", "replace") if view.frame is not None else ""
+        else:
+            call = self._selected_call()
+            text = call.text if call is not None else ""
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text.encode('utf-8', 'surrogatepass'))} bytes to the clipboard.",
+                    timeout=2)

@@ -1,0 +1,85 @@
+"""Cut, undo, rechunk: the app's actions that rebuild its timeline from the same bytes.
+
+A mixin of :class:`~.app.CallscopeApp`. Each rebuilds the timeline (``Timeline.cut_at``,
+``Timeline.rechunked``) and reloads the panes; ``undo`` (set up in the app's ``__init__``) keeps
+the timelines a cut replaced.
+"""
+
+from __future__ import annotations
+
+from ..core.engine import ChunkStep, DecisionStep
+from ..core.replay import Chunking
+from .app_mixin import AppMixin
+from .screens import PromptScreen
+
+RANDOM_SEED = 7
+"""The seed of the random chunking the ``c`` key cycles to."""
+
+
+class RebuildActions(AppMixin):
+    """The cut and chunking keys of :class:`~.app.CallscopeApp`."""
+
+    def action_cut(self) -> None:
+        """End the stream right after the current frame; when the cursor is on a network read
+        that completed no frame (chunk stepping), right after that read."""
+        view = self.timeline.view(self.cursor)
+        on_read = view.anchor >= 0 and isinstance(self.timeline.step(view.anchor), ChunkStep)
+        self._cut(view.received if on_read or view.frame is None else view.frame.end)
+
+    def action_cut_prompt(self) -> None:
+        self.push_screen(PromptScreen("cut at byte offset", "1024",
+                                      "the stream ends after this many bytes (u undoes)"),
+                         lambda text: self._cut_text(text))
+
+    def _cut_text(self, text: str | None) -> None:
+        try:
+            if text and text.strip():
+                self._cut(int(text.strip().lstrip("@"), 0))
+        except ValueError:
+            self.notify("Not a byte offset.", severity="error")
+
+    def _cut(self, offset: int) -> None:
+        if offset >= self.timeline.total_bytes:
+            self.notify("Nothing to cut: the stream already ends here. Move back first.", timeout=3)
+            return
+        self.player.pause()
+        self.undo.append((self.timeline, self.cursor))
+        self.timeline = self.timeline.cut_at(offset)
+        self.cursor = 0  # reset first, so the panes never see an index from the old timeline
+        self._load()
+        self.move(len(self.timeline) - 1, quiet=True)
+        refused = sum(isinstance(s, DecisionStep) and s.decision.action == "refuse"
+                      for s in self.timeline.steps)
+        self.notify(f"Cut at byte {offset}: the stream now ends there; {refused} call(s) refused. "
+                    "u undoes.", timeout=4)
+
+    def action_undo_cut(self) -> None:
+        if not self.undo:
+            self.notify("No cut to undo.", timeout=2)
+            return
+        self.timeline, cursor = self.undo.pop()
+        self.since, self.cursor = None, 0
+        self._load()
+        self.cursor = cursor
+
+    def action_cycle_chunking(self) -> None:
+        if self.follower.streaming or self.building:
+            self.notify("The stream is still arriving: change the chunking once it ended."
+                        if self.follower.streaming else
+                        "The recording is still being indexed: change the chunking once it is.",
+                        timeout=3)
+            return
+        order = ["recorded", "bytes:1", f"random:{RANDOM_SEED}"]
+        now = str(self.timeline.chunking)
+        nxt = Chunking.parse(order[(order.index(now) + 1) % 3 if now in order else 0])
+        view = self.timeline.view(self.cursor)
+        before = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
+        self.timeline = self.timeline.rechunked(nxt)
+        after = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
+        self.undo = [(t.rechunked(nxt), c) for t, c in self.undo]
+        self.since, self.cursor = None, 0
+        self._load()
+        self.cursor = self.timeline.step_for_frame(view.frame.index) if view.frame is not None else 0
+        same = "decisions unchanged" if after == before else "DECISIONS CHANGED (engine bug!)"
+        self.notify(f"Chunking {nxt}: {len(self.timeline.chunks)} chunks; {same}.", timeout=3,
+                    severity="information" if after == before else "error")
