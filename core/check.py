@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import CallPipeline, Engine
+from .frame import Frame
 from .harness import Decision
 from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes, reads
-from .sse import Frame, SSEDecoder
+from .sse import SSEDecoder
 from .tools import ToolSet
 
 Outcome = dict[str, tuple[str, str | None, Any]]  # call -> (action, reason, arguments)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from .sse import Frame
+from .frame import Frame
 
 _ANTHROPIC_TYPES = frozenset({
     "message_start", "message_delta", "message_stop", "content_block_start",

@@ -19,12 +19,13 @@ from .calls import CallBuffer, TurnState
 from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
 from .fork import shallow_copy
+from .frame import Frame
 from .harness import Decision, GateContext, decide
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
 from .providers import reader_for
 from .providers.base import ProtocolReader
-from .sse import Frame, SSEDecoder
+from .sse import SSEDecoder
 from .tools import ToolSet
 
 # Steps are named tuples, not frozen dataclasses: the engine makes several per SSE event, and a

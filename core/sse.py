@@ -1,6 +1,6 @@
 """Byte-exact, incremental Server-Sent Events framing (sans-IO).
 
-Feed byte chunks of any size to :class:`SSEDecoder`; it returns the :class:`Frame` objects
+Feed byte chunks of any size to :class:`SSEDecoder`; it returns the :class:`~.frame.Frame` records
 completed so far, and :meth:`SSEDecoder.close` flushes at the end of the stream. The reading
 follows the WHATWG event-stream interpretation (HTML Living Standard, "Server-sent events",
 §9.2.6), and a frame keeps everything a debugger needs to show the bytes as they arrived.
@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from .errors import DecoderClosed
+from .frame import Frame
 from .limits import DEFAULT_LIMITS
 
 # The end of a block: the line end of a non-empty line, then an empty line's line end. A lone
@@ -46,47 +47,6 @@ _CR = 0x0D
 _LF = 0x0A
 _BOM = "\ufeff"
 _BOM_BYTES = b"\xef\xbb\xbf"
-
-
-class Frame(NamedTuple):
-    """One block of the event stream, as received and as interpreted.
-
-    Immutable. A named tuple rather than a frozen dataclass because the engine makes one per SSE
-    event and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost more
-    than parsing the event's JSON.
-    """
-
-    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the frame number
-    start: int
-    """Offset of the block's first byte in the stream."""
-    end: int
-    """Offset just past the block's last byte (its blank line included)."""
-    raw: bytes
-    """The exact bytes of the block, line ends included."""
-    lines: tuple[str, ...]
-    """Decoded lines, without their line ends; the unterminated tail of a cut stream included."""
-    first_chunk: int
-    last_chunk: int
-    event: str | None
-    """The value an ``event:`` field set in this block, else None."""
-    data: str
-    """``data`` values joined with LF (the final LF removed, as the standard says)."""
-    last_event_id: str
-    """The last event id in force when the block ended (it persists across blocks)."""
-    retry: int | None
-    comments: tuple[str, ...]
-    dispatch: bool
-    """Whether a browser would dispatch this block as an event."""
-    terminated: bool
-    """False when the stream ended before the block's blank line."""
-    overflow: bool = False
-    """The block outgrew the decoder's limit: framing stopped here (see :mod:`.limits`).
-    ``raw`` then holds the bytes up to the limit; later bytes are counted, not kept."""
-
-    @property
-    def event_type(self) -> str:
-        """The type a browser would dispatch: the event name, or ``message``."""
-        return self.event or "message"
 
 
 class _Fields(NamedTuple):

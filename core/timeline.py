@@ -34,10 +34,10 @@ from typing import TypeVar
 from .calls import TurnState
 from .engine import CallPipeline, Engine, Step
 from .events import ProviderError, StopReported, TurnEnded, UsageReported
+from .frame import Frame
 from .lanes import Prefix, last_le
 from .replay import Chunking, TimedBytes, replay
 from .session_model import StreamEnd
-from .sse import Frame
 from .timeline_index import TimelineIndex
 from .timeline_view import KINDS, Kind, TurnView, View
 from .tools import ToolSet

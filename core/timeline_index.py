@@ -24,9 +24,9 @@ from .events import (
     TurnEnded,
     UsageReported,
 )
+from .frame import Frame
 from .jsonprefix import Draft
 from .lanes import CallIndex
-from .sse import Frame
 from .timeline_view import KINDS, Kind
 
 _CALL_EVENTS = (CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed)

@@ -12,8 +12,8 @@ from typing import Literal
 
 from .engine import Step
 from .events import Anomaly, ProviderError, StopReported, TurnEnded
+from .frame import Frame
 from .lanes import CallView
-from .sse import Frame
 
 Kind = Literal["step", "frame", "chunk", "call", "decision", "anomaly", "refusal", "parse"]
 KINDS: tuple[Kind, ...] = ("step", "frame", "chunk", "call", "decision", "anomaly", "refusal", "parse")

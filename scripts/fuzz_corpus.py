@@ -14,8 +14,9 @@ from typing import Any
 import fuzz_oracle as oracle
 import orjson
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
+from callscope.core.frame import Frame
 from callscope.core.session import Chunk, SessionHeader, StreamEnd, open_input, save_session
-from callscope.core.sse import Frame, decode_all
+from callscope.core.sse import decode_all
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOLS = ("openai-responses", "openai-chat", "anthropic", "gemini-interactions", "gemini-generate")

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 import orjson
-from callscope.core.sse import Frame
+from callscope.core.frame import Frame
 from fuzz_corpus import vocabulary
 from hypothesis import strategies as st
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 from callscope.core.errors import CallscopeError, DecoderClosed
-from callscope.core.sse import Frame, SSEDecoder, decode_all
+from callscope.core.frame import Frame
+from callscope.core.sse import SSEDecoder, decode_all
 
 BOM = b"\xef\xbb\xbf"
 

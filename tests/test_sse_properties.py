@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import callscope.core.sse as sse
 import pytest
-from callscope.core.sse import Frame, SSEDecoder, decode_all
+from callscope.core.frame import Frame
+from callscope.core.sse import SSEDecoder, decode_all
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -23,7 +23,7 @@ from ..events import (
     UsageReported,
 )
 from ..fork import Record
-from ..sse import Frame
+from ..frame import Frame
 from .base import Handler, ProtocolReader, int_or_none, short
 
 STOP_REASONS: dict[str, tuple[bool, bool]] = {

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import orjson
 
 from ..events import Anomaly, CallEvent, ProviderError, TurnEnded
-from ..sse import Frame
+from ..frame import Frame
 
 DONE_SENTINEL = "[DONE]"
 

@@ -23,7 +23,7 @@ from ..events import (
     TextAppended,
     UsageReported,
 )
-from ..sse import Frame
+from ..frame import Frame
 from .base import Handler, ProtocolReader, int_or_none, short
 from .jsonpath import BadPath, Placement, parse_json_path, place, plain
 

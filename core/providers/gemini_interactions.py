@@ -32,7 +32,7 @@ from ..events import (
     UsageReported,
 )
 from ..fork import Record
-from ..sse import Frame
+from ..frame import Frame
 from .base import Handler, ProtocolReader, short
 
 

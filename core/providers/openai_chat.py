@@ -26,7 +26,7 @@ from ..events import (
     UsageReported,
 )
 from ..fork import Record
-from ..sse import Frame
+from ..frame import Frame
 from .base import Handler, ProtocolReader, int_or_none, short
 
 CHUNK = "chunk"

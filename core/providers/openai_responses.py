@@ -27,7 +27,7 @@ from ..events import (
     UsageReported,
 )
 from ..fork import Record
-from ..sse import Frame
+from ..frame import Frame
 from .base import Handler, ProtocolReader, int_or_none, short
 
 # response.incomplete reasons -> "failed" (every incomplete response is cut). The SDK enum says
