@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .events import (
+    CALL_CHANGES,
     Anomaly,
     ArgumentPiece,
     ArgumentsAppended,
     ArgumentsSet,
+    CallChange,
     CallClosed,
     CallEvent,
     CallOpened,
@@ -64,6 +66,12 @@ class CallBuffer:
     changed_after_close: int | None = None
     """The frame of the first argument change after the provider closed the call (the gate
     refuses such a call: nobody vouched for the text it would run)."""
+    copy_differs: int | None = None
+    """The frame whose final copy of the arguments differs from the streamed fragments (the
+    gate refuses such a call: which text the provider meant is unknown)."""
+    cut: str | None = None
+    """Why the call was closed without the provider vouching that it is whole (see
+    :attr:`CallClosed.cut`): the gate refuses it as truncated."""
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
@@ -147,7 +155,10 @@ class TurnState:
     text_chars: int = 0
     """Assistant text characters seen, including those past ``max_text_chars``."""
     dropped_last: bool = False
-    """Whether the last event applied was an anomaly counted but not kept (over its cap)."""
+    """Whether the last event applied was not kept: an anomaly counted over its cap, or a call
+    event after the terminal signal (:meth:`apply` reports it instead)."""
+    late: set[str] = field(default_factory=set)
+    """Calls whose events came after the terminal signal (each reported once)."""
 
     @property
     def anomaly_total(self) -> int:
@@ -163,6 +174,7 @@ class TurnState:
         twin.anomalies = list(self.anomalies)
         twin.text = {channel: list(parts) for channel, parts in self.text.items()}
         twin.anomaly_counts = dict(self.anomaly_counts)
+        twin.late = set(self.late)
         return twin
 
     def halt(self, frame: int | None, reason: str) -> Anomaly:
@@ -215,6 +227,7 @@ class TurnState:
         that needs no anomaly. Returns the call, or None when :meth:`apply` must take the event."""
         call = self.calls.get(event.key)
         if (call is None or call.closed or call.origin != "raw" or self.halted is not None
+                or self.terminal is not None
                 or call.length + len(event.fragment) > self.limits.max_argument_chars):
             return None
         call.append(event.frame, event.fragment)
@@ -229,6 +242,10 @@ class TurnState:
         limit = self._over_limit(event)
         if limit is not None:
             return self.record(self.halt(getattr(event, "frame", None), limit))
+        ended = self.terminal.frame if self.terminal is not None else None
+        if ended is not None and isinstance(event, CALL_CHANGES) and (
+                event.frame is not None and event.frame > ended):
+            return self._after_terminal(event)
         match event:
             case CallOpened():
                 self._open(event, found)
@@ -271,6 +288,23 @@ class TurnState:
         if isinstance(event, Anomaly) and event not in kept:
             self.dropped_last = True
         return [a for a in kept if a is not event]
+
+    def _after_terminal(self, event: CallChange) -> list[Anomaly]:
+        """The turn ended at its terminal signal: a call event from a later frame is not read
+        into it (a call opened there is never decided, let alone executed; a call decided at
+        the terminal keeps the text it was decided on). Each call's first such event is
+        reported; the frames keep every byte."""
+        self.dropped_last = True
+        if event.key in self.late:
+            return []
+        self.late.add(event.key)
+        what = (f"call {event.key} ({event.name or 'no name'}) opened"
+                if isinstance(event, CallOpened) else f"a change to call {event.key}")
+        return self.record(Anomaly(event.frame, "call_after_terminal",
+                                   f"{what} after the terminal signal (frame "
+                                   f"{self.terminal.frame if self.terminal else None}): not part "
+                                   "of the turn, not read (nor what follows for this call)",
+                                   event.key))
 
     def _text(self, event: TextAppended, found: list[Anomaly]) -> None:
         cap = self.limits.max_text_chars
@@ -331,13 +365,18 @@ class TurnState:
 
     def _close(self, event: CallClosed, found: list[Anomaly]) -> None:
         call = self._call_for(event.key, event.frame, found)
-        if call.closed:
+        if call.closed and event.cut is None and event.arguments is None:
+            # (a later close that brings another final copy or says the call is not whole is not
+            # a second close: Responses' output_item.done after function_call_arguments.done)
             found.append(Anomaly(event.frame, "closed_twice", "the call was closed again", call.key))
         call.closed = True
         call.closed_frame = event.frame if call.closed_frame is None else call.closed_frame
+        call.cut = call.cut or event.cut
         if event.arguments is not None:
             call.provider_copy = event.arguments
             if event.arguments != call.text:
+                if call.copy_differs is None:
+                    call.copy_differs = event.frame if event.frame is not None else -1
                 found.append(Anomaly(event.frame, "final_copy_mismatch",
                                      "the provider's final copy of the arguments differs from the "
                                      "concatenated fragments", call.key))

@@ -71,6 +71,10 @@ class CallClosed:
     key: str
     arguments: str | None = None
     """The provider's own copy of the final text, when it sends one (checked against ours)."""
+    cut: str | None = None
+    """Why the call is closed without the provider vouching that it is whole, or None: the
+    reader closed it at the turn's end because the provider never did, the provider marked it
+    incomplete, or a streamed string never ended. The gate refuses it as truncated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,11 @@ CallEvent = (
     CallOpened | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed | TextAppended
     | StopReported | TurnEnded | ProviderError | UsageReported | Anomaly
 )
+
+
+CallChange = CallOpened | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed
+CALL_CHANGES = (CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed)
+"""The events that open, fill or close a call."""
 
 
 def event_fields(event: CallEvent) -> tuple[str, ...]:

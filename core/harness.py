@@ -93,10 +93,16 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
     if call.changed_after_close is not None:
         return "provider_error", (f"the arguments changed after the provider closed the call "
                                   f"(frame {call.changed_after_close})")
+    if call.copy_differs is not None:
+        return "provider_error", (f"the provider's final copy of the arguments (frame "
+                                  f"{call.copy_differs}) differs from the fragments it streamed: "
+                                  "which one it meant is unknown")
     if turn.cut:
         return "truncated", f"the provider says the output was cut ({turn.stop.reason})"  # type: ignore[union-attr]
     if not call.closed:
         return "truncated", "the provider never closed this call"
+    if call.cut is not None:
+        return "truncated", call.cut[:200]
     return None
 
 

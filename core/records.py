@@ -65,7 +65,8 @@ def _call_event_record(event: Any, length: int | None) -> dict[str, Any]:
             return {"kind": "call", "action": "piece", "call": event.key, "frame": event.frame,
                     "path": event.path, "value": event.value, "will_continue": event.will_continue}
         case CallClosed():
-            return {"kind": "call", "action": "closed", "call": event.key, "frame": event.frame}
+            return {"kind": "call", "action": "closed", "call": event.key, "frame": event.frame,
+                    "cut": event.cut}
         case Anomaly():
             return {"kind": "anomaly", "code": event.code, "message": event.message,
                     "call": event.key, "frame": event.frame}

@@ -122,7 +122,7 @@ def test_max_tokens_mid_tool_input_closes_the_unstopped_block() -> None:
     # No content_block_stop on the wire: message_delta (frame 14) closes it and says so.
     not_stopped = [a for a in of(events, Anomaly) if a.code == "block_not_stopped"]
     assert [(a.frame, a.key) for a in not_stopped] == [(14, "block:1")]
-    assert of(events, CallClosed) == [CallClosed(14, "block:1")]
+    assert of(events, CallClosed) == [CallClosed(14, "block:1", cut=not_stopped[0].message)]
     assert stop(events) == StopReported(14, "max_tokens", cut=True, failed=False)
     assert events.index(of(events, CallClosed)[0]) < events.index(stop(events))
     assert text(events).startswith("I'll create a comprehensive tax guide")
@@ -180,8 +180,11 @@ def test_spliced_message_start_keys_the_second_message_apart() -> None:
     assert arguments(events, "block:1") == '{"value":"Spark'
     assert arguments(events, "msg2/block:1") == '{"value":"Sparkle Day"}'
     # The first message's open tool block is closed (and flagged) at the splice, frame 7.
-    assert of(events, CallClosed) == [CallClosed(7, "block:1"), CallClosed(14, "msg2/block:1")]
     assert codes(events) == ["spliced_message_start", "block_not_stopped"]
+    cut = of(events, Anomaly)[1].message  # (so the gate refuses it as truncated)
+    assert "message msg_first was replaced by msg_second" in cut
+    assert of(events, CallClosed) == [CallClosed(7, "block:1", cut=cut),
+                                      CallClosed(14, "msg2/block:1")]
     assert [a.frame for a in of(events, Anomaly)] == [7, 7]
     assert text(events, "reasoning") == "I will call the tool.Let me call the tool."
     assert stop(events).reason == "tool_use"
@@ -299,7 +302,8 @@ def test_blocks_open_at_message_stop_are_closed_and_flagged() -> None:
                      tool_start(1), json_delta(1, '{"a":'), MESSAGE_STOP))
     flagged = [(a.code, a.key, a.frame) for a in of(events, Anomaly)]
     assert flagged == [("block_not_stopped", "block:0", 4), ("block_not_stopped", "block:1", 4)]
-    assert of(events, CallClosed) == [CallClosed(4, "block:1")]  # text blocks are not calls
+    # Text blocks are not calls; the tool block is closed as cut: the gate refuses it.
+    assert of(events, CallClosed) == [CallClosed(4, "block:1", cut=of(events, Anomaly)[1].message)]
     assert of(events, TurnEnded) == [TurnEnded(4, "message_stop")]
 
 

@@ -354,7 +354,9 @@ def test_a_new_name_closes_the_open_streamed_call() -> None:
     ))
     assert {k: (c["text"], c["origin"], c["closed"]) for k, c in calls(events).items()} == {
         "call:0": ('{"n":1}', "assembled", 1), "call:1": ('{"m":2}', "serialized", 1)}
-    assert codes(events) == ["missing_call_terminator"]
+    # Its last part said willContinue: the call was cut (the gate refuses it).
+    assert codes(events) == ["missing_call_terminator", "call_not_ended"]
+    assert of(events, CallClosed)[0].cut == of(events, Anomaly)[1].message
 
 
 def test_empty_function_call_with_nothing_open() -> None:

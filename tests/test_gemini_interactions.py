@@ -318,8 +318,9 @@ def test_status_update_usage_is_reported() -> None:
 
 def test_step_still_open_at_completed_is_closed_and_flagged() -> None:
     events = run(sse(created(), call_start(2), args_delta(2, '{"a":1'), completed()) + DONE)
-    assert [(a.code, a.key) for a in of(events, Anomaly)] == [("step_not_stopped", "step:2")]
-    assert of(events, CallClosed) == [CallClosed(3, "step:2")]
+    (not_stopped,) = of(events, Anomaly)
+    assert (not_stopped.code, not_stopped.key) == ("step_not_stopped", "step:2")
+    assert of(events, CallClosed) == [CallClosed(3, "step:2", cut=not_stopped.message)]
 
 
 def test_open_step_at_end_of_stream_stays_open() -> None:

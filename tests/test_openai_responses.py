@@ -210,11 +210,12 @@ def test_output_item_done_alone_closes_with_its_copy() -> None:
     assert [(e.key, e.arguments) for e in of(events, CallClosed)] == [("item:fc_1", "{}")]
 
 
-def test_differing_final_copies_are_reported_and_not_closed_twice() -> None:
+def test_differing_final_copies_are_reported_and_both_reach_the_accumulator() -> None:
     events = read_stream(stream(CREATED, added("fc_1", 0), delta("fc_1", 0, '{"a":1}'),
                                 args_done("fc_1", 0, '{"a":1}'), item_done("fc_1", 0, '{"a":2}'),
                                 terminal()))
-    assert [e.arguments for e in of(events, CallClosed)] == ['{"a":1}']
+    # (the second copy, which differs from the deltas, makes the gate refuse the call)
+    assert [e.arguments for e in of(events, CallClosed)] == ['{"a":1}', '{"a":2}']
     assert codes(events) == ["final_arguments_differ"]
 
 

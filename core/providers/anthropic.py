@@ -317,20 +317,22 @@ class AnthropicReader(ProtocolReader):
     def _close_open(self, frame: Frame, why: str) -> None:
         for index in sorted(self._open):
             block = self._open[index]
-            self.anomaly(frame, "block_not_stopped",
-                         f"block {index} ({short(block.type or 'unknown type')}) never got "
-                         f"content_block_stop; {why}", key=block.key)
-            self._close_block(frame, block)
+            missing = (f"block {index} ({short(block.type or 'unknown type')}) never got "
+                       f"content_block_stop; {why}")
+            self.anomaly(frame, "block_not_stopped", missing, key=block.key)
+            self._close_block(frame, block, cut=missing)
         self._open.clear()
 
-    def _close_block(self, frame: Frame, block: _Block) -> None:
+    def _close_block(self, frame: Frame, block: _Block, cut: str | None = None) -> None:
+        """Close a block's call; ``cut`` says why the provider never closed it (then the gate
+        refuses it: nothing vouched for its input being whole)."""
         if block.kind is None:
             return
         if block.start_input is not None and not block.appended:
             text = self.serialized(frame, block.key, block.start_input)
             if text is not None:
                 self.emit(ArgumentsSet(frame.index, block.key, text, "serialized"))
-        self.emit(CallClosed(frame.index, block.key))
+        self.emit(CallClosed(frame.index, block.key, cut=cut))
 
     def _text(self, frame: Frame, channel: str, text: Any) -> None:
         if isinstance(text, str) and text:

@@ -25,7 +25,7 @@ from ..events import (
 )
 from ..frame import Frame
 from .base import Handler, ProtocolReader, int_or_none, short
-from .jsonpath import BadPath, Placement, parse_json_path, place, plain
+from .jsonpath import BadPath, Placement, parse_json_path, place, plain, unfinished
 
 # The path parser's names stay importable from the reader that uses them.
 __all__ = ["BadPath", "GeminiGenerateReader", "parse_json_path"]
@@ -69,6 +69,8 @@ class _Streamed:
 
     key: str
     root: dict[str, Any]
+    more: bool = True
+    """The call's last part said ``willContinue``: more parts of it were to come."""
 
 
 @dataclass
@@ -204,7 +206,8 @@ class GeminiGenerateReader(ProtocolReader):
             key = self._open(frame, c, state, fc, name)
             if fc.get("willContinue") is True or pieces is not None:
                 args = fc.get("args")  # not seen on the wire; kept as the base for the pieces
-                state.open = _Streamed(key, dict(args) if isinstance(args, dict) else {})
+                state.open = _Streamed(key, dict(args) if isinstance(args, dict) else {},
+                                       fc.get("willContinue") is True)
                 if pieces is not None:
                     self._pieces(frame, state.open, pieces)
             else:
@@ -215,6 +218,7 @@ class GeminiGenerateReader(ProtocolReader):
                 self.anomaly(frame, "piece_for_unknown_call",
                              "partialArgs with no open call; kept in an anonymous call", key=key)
                 state.open = _Streamed(key, {})
+            state.open.more = fc.get("willContinue") is True
             self._pieces(frame, state.open, pieces)
         elif "args" in fc:
             key = self._open(frame, c, state, fc, None)
@@ -254,13 +258,23 @@ class GeminiGenerateReader(ProtocolReader):
         if call is None:
             return
         if missing is not None:
+            # (one real recording ends a whole call so: not a cut by itself)
             self.anomaly(frame, "missing_call_terminator",
                          f"streamed call closed by {missing}, without an empty functionCall",
                          key=call.key)
+        open_string = unfinished(call.root)
+        cut = None
+        if open_string is not None:
+            cut = (f"the string at {short(open_string, 60)} never ended (its last piece said "
+                   f"willContinue) when {missing or 'the terminator'} closed the call")
+            self.anomaly(frame, "string_not_ended", cut, key=call.key)
+        elif missing is not None and call.more:
+            cut = f"the call's last part said willContinue (more to come) when {missing} closed it"
+            self.anomaly(frame, "call_not_ended", cut, key=call.key)
         text = self._dump(frame, call.key, call.root)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, call.key, text, "assembled"))
-            self.emit(CallClosed(frame.index, call.key))
+            self.emit(CallClosed(frame.index, call.key, cut=cut))
 
     def _dump(self, frame: Frame | None, key: str, value: Any) -> str | None:
         # None leaves the call without text and unclosed, so the gate can never run it.

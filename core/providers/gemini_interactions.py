@@ -348,7 +348,9 @@ class GeminiInteractionsReader(ProtocolReader):
         if text is not None:
             self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
 
-    def _finish_step(self, frame: Frame, step: _Step) -> None:
+    def _finish_step(self, frame: Frame, step: _Step, cut: str | None = None) -> None:
+        """Close a step's call; ``cut`` says why the provider never closed it (then the gate
+        refuses it: nothing vouched for its arguments being whole)."""
         if step.kind is None:
             return
         if not step.appended and not step.set_:
@@ -360,14 +362,13 @@ class GeminiInteractionsReader(ProtocolReader):
             else:
                 self.anomaly(frame, "no_arguments",
                              f"{step.key} closed without any arguments on the wire", key=step.key)
-        self.emit(CallClosed(frame.index, step.key))
+        self.emit(CallClosed(frame.index, step.key, cut=cut))
 
     def _close_open(self, frame: Frame, why: str) -> None:
         for step in list(self._steps.values()):
-            self.anomaly(frame, "step_not_stopped",
-                         f"{step.key} ({short(step.type or 'unknown type')}) never stopped; {why}",
-                         key=step.key)
-            self._finish_step(frame, step)
+            missing = f"{step.key} ({short(step.type or 'unknown type')}) never stopped; {why}"
+            self.anomaly(frame, "step_not_stopped", missing, key=step.key)
+            self._finish_step(frame, step, cut=missing)
         self._steps.clear()
 
     def _text(self, frame: Frame, channel: str, text: Any) -> None:

@@ -103,6 +103,20 @@ def plain(node: Any) -> Any:
     return node
 
 
+def unfinished(node: Any, path: str = "$") -> str | None:
+    """The path of a streamed string whose last piece said more would follow (willContinue),
+    or None: such a call was cut inside that string."""
+    if isinstance(node, StreamedString):
+        return None if node.closed else path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(
+        node, list) else ()
+    for key, value in items:
+        found = unfinished(value, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
 def _slot(node: dict[str, Any] | list[Any], seg: str | int) -> tuple[bool, Any]:
     """Whether ``node[seg]`` exists, and its value; BadPath when seg cannot address node."""
     if isinstance(node, dict):

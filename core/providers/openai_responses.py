@@ -206,7 +206,7 @@ class OpenAIResponsesReader(ProtocolReader):
             self.emit(ArgumentsAppended(frame.index, key, text))
         return call
 
-    def _close(self, frame: Frame, key: str, text: Any) -> None:
+    def _close(self, frame: Frame, key: str, text: Any, cut: str | None = None) -> None:
         if text is not None and not isinstance(text, str):
             self.anomaly(frame, "bad_arguments", f"final arguments are not a string: {short(text)}",
                          key=key)
@@ -214,12 +214,16 @@ class OpenAIResponsesReader(ProtocolReader):
         call = self._calls[key]
         if not call.closed:
             call.closed, call.final = True, text
-            self.emit(CallClosed(frame.index, key, text))
-        elif text is not None and call.final is not None and text != call.final:
+            self.emit(CallClosed(frame.index, key, text, cut))
+            return
+        differs = text is not None and call.final is not None and text != call.final
+        if differs:
             # The two provider copies (arguments.done and output_item.done) disagree with each
-            # other; comparing them with our own buffer is the accumulator's job.
+            # other: one of them differs from our buffer, which the accumulator finds.
             self.anomaly(frame, "final_arguments_differ",
                          f"second final copy {short(text)} differs from the first", key=key)
+        if differs or cut is not None:  # (output_item.done adds a copy or says it is not whole)
+            self.emit(CallClosed(frame.index, key, text if differs else None, cut))
 
     # -- handlers ------------------------------------------------------------------------
 
@@ -285,9 +289,11 @@ class OpenAIResponsesReader(ProtocolReader):
             if (call_id is not None and call_id != call.call_id) or \
                     (name is not None and name != call.name):
                 self.emit(CallOpened(frame.index, key, call_id=call_id, name=name))
+        cut = None
         if item.get("status") == "incomplete":
-            self.anomaly(frame, "call_incomplete", f"{key} ended with status incomplete", key=key)
-        self._close(frame, key, item.get("arguments"))
+            cut = f"{key} ended with status incomplete"
+            self.anomaly(frame, "call_incomplete", cut, key=key)
+        self._close(frame, key, item.get("arguments"), cut)
 
     def _on_text(self, frame: Frame, payload: dict[str, Any]) -> None:
         delta = payload.get("delta")
