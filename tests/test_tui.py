@@ -11,6 +11,7 @@ from callscope.core.replay import Chunking
 from callscope.core.tools import ToolSet
 from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
+from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
 from callscope.tui.commands import CallscopeCommands, help_rows
 from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane
@@ -23,6 +24,7 @@ from textual.widgets import Input, Static
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 PARALLEL = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
 MAX_TOKENS = FIXTURES / "anthropic" / "max_tokens_mid_tool_input.sse"
+DEMO = pathlib.Path(__file__).resolve().parent.parent / "sessions" / "demo.jsonl"
 SIZE = (120, 34)
 TOOLS = ToolSet([{"name": "GetWeatherArgs", "parameters": {"type": "object"}},
                  {"name": "get_stock_price", "parameters": {"type": "object"}}])
@@ -250,6 +252,23 @@ async def test_play_runs_and_stops_at_a_breakpoint():
             if not app.player.playing:
                 break
         assert app.cursor == app.timeline.by_kind["refusal"][0]
+
+
+async def test_play_goes_on_past_frames_of_the_same_read():
+    """Frames a single read completed have no time between them: play used to stall at the
+    first such pair (a 0 s Textual timer dies in its task), its icon still on (found by review
+    on the bundled demo, at step 92 of 126)."""
+    demo = LoadedInput(str(DEMO))
+    app = CallscopeApp(demo.held(10**9), source=str(DEMO), protocol=protocol_for(demo, None),
+                       tools=toolset_for(demo, None))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("plus", "plus", "plus", "plus", "plus", "space")
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if not app.player.playing:
+                break
+        assert not app.player.playing
+        assert app.cursor == len(app.timeline) - 1
 
 
 async def test_detail_help_and_palette():

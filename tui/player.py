@@ -22,6 +22,9 @@ FIXED_PACE = 0.25
 """Seconds per frame at 1x when the recording has no usable timing (one chunk, no times)."""
 MAX_GAP = 3.0
 """A long silence in the recording is shortened to this many seconds (at 1x)."""
+MIN_GAP = 0.001
+"""Frames completed by the same read have no time between them, but a Textual timer cannot wait
+0 s: its task divides by the interval, dies, and play stalled there with the icon still on."""
 BREAKPOINTS: dict[str, tuple[Kind, str]] = {
     "refusal": ("refusal", "a call is refused"),
     "parse": ("parse", "a draft first parses as complete JSON"),
@@ -114,7 +117,8 @@ class Player:
         if target is None:
             self.pause("End of the stream.")
             return
-        self._timer = self.app.set_timer(self._gap(self.app.cursor, target), self._tick)
+        self._timer = self.app.set_timer(max(self._gap(self.app.cursor, target), MIN_GAP),
+                                         self._tick)
 
     def _tick(self) -> None:
         target = self._target()
