@@ -25,7 +25,9 @@ from .session import (
     SessionHeader,
     StreamEnd,
     open_session,
+    redact_body,
     redact_headers,
+    redact_text,
     redact_url,
 )
 
@@ -175,12 +177,13 @@ def _har_request(entry: dict[str, Any]) -> tuple[dict[str, Any], list[Any] | Non
         try:
             body = orjson.loads(text)
         except orjson.JSONDecodeError:
-            out["body_text"] = text
+            out["body_text"] = redact_text(text)
         else:
             if nested_deeper(text.encode("utf-8", "surrogatepass"), body, MAX_BODY_DEPTH):
-                out["body_text"] = text  # kept whole, as text: a session header could not hold it
+                # kept whole, as text: a session header could not hold it
+                out["body_text"] = redact_text(text)
             else:
-                out["body"] = body
+                out["body"] = redact_body(body)
                 if isinstance(body, dict) and isinstance(body.get("tools"), list):
                     tools = body["tools"]
     return out, tools

@@ -7,6 +7,7 @@ nothing about sessions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
@@ -17,6 +18,13 @@ SECRET_HEADERS = frozenset({
     "cookie", "set-cookie",
 })
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
+SECRET_BODY_MEMBERS = frozenset({"api_key", "apikey", "x_api_key", "x_goog_api_key",
+                                 "access_token", "authorization", "client_secret"})
+"""Request body members that hold credentials (compared lower-cased, ``-`` as ``_``). Not
+``key``: a body carries the conversation, whose tool arguments name keys of their own."""
+_SECRET_IN_TEXT = re.compile(
+    r"""(?i)(["']?(?:api[_-]?key|x[_-]api[_-]key|x[_-]goog[_-]api[_-]key|access[_-]token|"""
+    r"""authorization|client[_-]secret)["']?\s*[:=]\s*["']?)((?:(?:bearer|basic)\s+)?[^"'&,}\s]+)""")
 
 
 def redact_headers(
@@ -65,3 +73,20 @@ def redact_url(url: str) -> str:
                 parts[i] = f"{name}={REDACTED}"
         base = f"{base}?{'&'.join(parts)}"
     return f"{base}{hash_}{fragment}"
+
+
+def redact_body(body: Any) -> Any:
+    """A JSON request body with the values of credential members (:data:`SECRET_BODY_MEMBERS`,
+    at any depth) replaced by ``[REDACTED]``; a copy, the input is left as it is."""
+    if isinstance(body, Mapping):
+        return {k: REDACTED if isinstance(k, str) and k.lower().replace("-", "_")
+                in SECRET_BODY_MEMBERS else redact_body(v) for k, v in body.items()}
+    if isinstance(body, list):
+        return [redact_body(v) for v in body]
+    return body
+
+
+def redact_text(text: str) -> str:
+    """A body kept as text (not JSON, or too deep to keep as JSON) with credential-looking
+    ``name: value`` / ``name=value`` pairs redacted."""
+    return _SECRET_IN_TEXT.sub(lambda m: m.group(1) + REDACTED, text)

@@ -35,7 +35,15 @@ from typing import IO, Any
 import orjson
 
 from .errors import CallscopeError
-from .redact import REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redact_headers, redact_url
+from .redact import (
+    REDACTED,
+    SECRET_HEADERS,
+    SECRET_QUERY_PARAMS,
+    redact_body,
+    redact_headers,
+    redact_text,
+    redact_url,
+)
 from .session_model import (
     END_KINDS,
     FORMAT_VERSION,
@@ -51,8 +59,8 @@ from .session_reader import MAX_LINE_DEPTH, read_session
 __all__ = [
     "END_KINDS", "FORMAT_VERSION", "MAX_LINE_BYTES", "MAX_LINE_DEPTH", "REDACTED", "SECRET_HEADERS",
     "SECRET_QUERY_PARAMS", "SUPPORTED_VERSIONS", "Chunk", "Session", "SessionHeader",
-    "SessionWriter", "StreamEnd", "open_input", "open_session", "redact_header", "redact_headers",
-    "redact_url",
+    "SessionWriter", "StreamEnd", "open_input", "open_session", "redact_body", "redact_header",
+    "redact_headers", "redact_text", "redact_url",
     "save_session",
 ]
 
@@ -77,6 +85,10 @@ def redact_header(header: SessionHeader) -> SessionHeader:
             request["url"] = redact_url(request["url"])
         if request.get("headers") is not None:
             request["headers"] = redact_headers(request["headers"])
+        if "body" in request:
+            request["body"] = redact_body(request["body"])
+        if isinstance(request.get("body_text"), str):
+            request["body_text"] = redact_text(request["body_text"])
     response_headers = header.response_headers
     if response_headers is not None:
         response_headers = redact_headers(response_headers)
@@ -148,6 +160,8 @@ class SessionWriter:
     def __init__(self, path: str, header: SessionHeader) -> None:
         self.path = path
         directory, name = os.path.split(os.path.abspath(path))
+        if os.path.isdir(path):  # (said now: the rename at the end would fail, after recording)
+            raise CallscopeError(f"{path}: is a directory; a session is written to a file")
         while True:  # O_EXCL + the default mode, so the umask applies as for any new file
             self.partial_path = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.partial")
             try:
@@ -155,6 +169,9 @@ class SessionWriter:
                 break
             except FileExistsError:
                 continue
+            except OSError as exc:
+                raise CallscopeError(f"{path}: cannot write a session there "
+                                     f"({exc.strerror or exc})") from None
         self._file: IO[bytes] | None = os.fdopen(fd, "wb")
         self._last_t = 0.0
         self._count = 0
@@ -195,11 +212,16 @@ class SessionWriter:
                 os.chmod(self.partial_path, stat.S_IMODE(os.stat(self.path).st_mode))
             except FileNotFoundError:
                 pass
-            os.replace(self.partial_path, self.path)
         except BaseException:
             file.close()
             self._unlink()
             raise
+        try:
+            os.replace(self.partial_path, self.path)
+        except OSError as exc:  # every byte is in the partial file: keep it, and say where
+            raise CallscopeError(f"{self.path}: cannot write the session there "
+                                 f"({exc.strerror or exc}); it is kept in {self.partial_path}"
+                                 ) from None
         _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
 
     def discard(self) -> None:

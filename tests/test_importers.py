@@ -147,6 +147,27 @@ def test_har_stream_with_its_request(tmp_path):
     assert open_session(str(saved)).header == h
 
 
+def test_har_request_body_credentials_are_redacted(tmp_path):
+    """Found by review: an api_key member of a HAR request body reached the session file."""
+    body = {"model": "m", "api_key": "SECRET5", "auth": {"client_secret": "SECRET6"},
+            "messages": [{"role": "tool", "content": '{"key":"Objective"}', "key": "kept"}]}
+    as_json = write_har(tmp_path / "a.har", entry(request_body=json.dumps(body)))
+    as_text = write_har(tmp_path / "b.har", entry(
+        request_body="api_key=SECRET7&Authorization: Bearer SECRET8&model=m"))
+    for har, secrets in ((as_json, ["SECRET5", "SECRET6"]), (as_text, ["SECRET7", "SECRET8"])):
+        s = open_input(har)
+        saved = tmp_path / "s.jsonl"
+        save_session(str(saved), s.header, s.chunks(), s.end)
+        text = saved.read_bytes()
+        assert [k for k in secrets if k.encode() in text] == []
+        assert open_session(str(saved)).header == s.header
+    request = open_input(as_json).header.request
+    assert request["body"]["messages"] == body["messages"]  # a member named key is not a secret
+    assert request["body"]["api_key"] == REDACTED
+    assert open_input(as_text).header.request["body_text"] == (
+        f"api_key={REDACTED}&Authorization: {REDACTED}&model=m")
+
+
 def test_har_base64_body_is_exact(tmp_path):
     raw = b'data: {"a":"\xe2\x9c"}\r\n\r\ndata: \x93\r\n\r\n'  # a character split, kept split
     s = open_input(write_har(tmp_path / "mitm.har", entry(raw, base64_body=True)))
@@ -254,3 +275,14 @@ def test_a_tools_file_nested_too_deep_is_refused_naming_the_file(tmp_path):
     with pytest.raises(InputError, match=f"nested deeper than {MAX_TOOLS_DEPTH} levels") as err:
         read_tools_file(str(path))
     assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("target", ["missing/dir/out.jsonl", "."])
+def test_import_to_a_path_it_cannot_write_is_one_line(tmp_path, capsys, target):
+    """Found by review: a traceback (FileNotFoundError, IsADirectoryError from os.replace)."""
+    from callscope.tui.cli import main as cli_main
+
+    har = write_har(tmp_path / "a.har", entry())
+    assert cli_main(["import", har, "-o", str(tmp_path / target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("callscope: ") and "Traceback" not in err

@@ -318,19 +318,42 @@ def test_failure_mid_write_leaves_the_original(original):
     assert listing(original.parent) == ["s.jsonl"]
 
 
-@pytest.mark.parametrize("step", ["replace", "fsync"])
-def test_failure_while_committing_leaves_the_original(original, monkeypatch, step):
+def test_failure_while_committing_leaves_the_original(original, monkeypatch):
     before = original.read_bytes()
 
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(session_module.os, step, broken)
+    monkeypatch.setattr(session_module.os, "fsync", broken)
     with pytest.raises(OSError):
         save_session(str(original), SessionHeader(), [Chunk(0, b"new")], StreamEnd("clean"))
     monkeypatch.undo()
     assert original.read_bytes() == before
     assert listing(original.parent) == ["s.jsonl"]
+
+
+def test_a_failed_rename_keeps_the_whole_session_and_says_where(original, monkeypatch):
+    """Everything was written and synced; only the rename over the target failed: the partial
+    file is kept (a recorder keeps every byte) and the one-line error names it."""
+    before = original.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(session_module.os, "replace", broken)
+    with pytest.raises(CallscopeError, match="Permission denied.*it is kept in") as caught:
+        save_session(str(original), SessionHeader(), [Chunk(0, b"new")], StreamEnd("clean"))
+    monkeypatch.undo()
+    assert original.read_bytes() == before
+    kept = str(caught.value).rsplit("it is kept in ", 1)[1]
+    assert [c.data for c in open_session(kept).chunks()] == [b"new"]
+
+
+@pytest.mark.parametrize("where", ["missing/dir/s.jsonl", "."])
+def test_a_target_that_cannot_be_written_is_said_before_recording(tmp_path, where):
+    with pytest.raises(CallscopeError, match="directory|cannot write"):
+        SessionWriter(str(tmp_path / where), SessionHeader())
+    assert listing(tmp_path) == []
 
 
 def test_invalid_chunk_time_aborts_the_save(original):
