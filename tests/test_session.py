@@ -251,6 +251,20 @@ def test_torn_last_line_is_reported_not_raised(tmp_path):
     assert chunks == [Chunk(0, b"data: x\n\n")]
 
 
+@pytest.mark.parametrize("command", ["replay", "check"])
+def test_the_cli_says_when_a_line_was_cut_short(tmp_path, capsys, command):
+    """Found by review: replay and check read a session whose last line was cut short without
+    a word. They still read it (a cut recording is a cut stream), and say so on stderr."""
+    from callscope.tui.cli import main as cli_main
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(orjson.dumps(HEADER) + b"\n" + orjson.dumps(CHUNK) + b'\n{"t":1,"te')
+    assert cli_main([command, str(path)]) == 0
+    err = capsys.readouterr().err
+    assert err == f"callscope: note: {path}: line 3 was cut short while being written (the " \
+                  "recorder stopped); it is not read\n"
+
+
 def test_blank_lines_crlf_and_a_bom_are_tolerated(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + orjson.dumps(HEADER) + b"\r\n\r\n"

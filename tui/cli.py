@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -46,6 +46,10 @@ class LoadedInput:
 
         self.path = path
         self.session = open_input(path)
+        end = self.session.end
+        if end.kind == "missing" and end.detail:
+            # Read as a cut stream, which it is; say so, since a line of it may be unread.
+            print(f"callscope: note: {plain(path)}: {plain(end.detail)}", file=sys.stderr)
         header = self.session.header
         self.protocol: str | None = getattr(header, "protocol", None)
         if self.protocol is not None and self.protocol not in PROTOCOLS:
@@ -114,7 +118,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         loaded = LoadedInput(path)
         engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override),
                         limits_from(args))
-        table = None if args.json else TableWriter(out, path, summary=args.summary)
+        table = None if args.json else TableWriter(out, path)
         for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at, engine=engine):
             if args.summary:
                 continue
@@ -145,16 +149,22 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from ..core.check import check_input
 
     override = load_tools(args.tools)
-    failed = 0
+    failed = broken = 0
     for path in args.inputs:
-        loaded = LoadedInput(path)
-        report = check_input(path, loaded.held(args.max_session_bytes),
-                             protocol=protocol_for(loaded, args.protocol),
-                             tools=toolset_for(loaded, override),
-                             seeds=range(1, args.seeds + 1), limits=limits_from(args))
+        try:
+            loaded = LoadedInput(path)
+            report = check_input(path, loaded.held(args.max_session_bytes),
+                                 protocol=protocol_for(loaded, args.protocol),
+                                 tools=toolset_for(loaded, override),
+                                 seeds=range(1, args.seeds + 1), limits=limits_from(args))
+        except CallscopeError as exc:  # one broken input: said, and the others still checked
+            out.flush()
+            print(f"callscope: {plain(str(exc))}", file=sys.stderr)
+            broken += 1
+            continue
         out.write(report.verdict() + "\n")
         failed += not report.ok
-    return 1 if failed else 0
+    return 2 if broken else 1 if failed else 0
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
@@ -212,10 +222,17 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- parsing -----------------------------------------------------------------------------------
 
-def _offset(text: str) -> int:
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"not a byte offset: {text!r}")
-    return int(text)
+def _whole_number(what: str) -> Callable[[str], int]:
+    """An argparse type for a whole number (0 or more), named in its error."""
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()):
+            raise argparse.ArgumentTypeError(f"not {what} (a whole number, 0 or more): {text!r}")
+        return int(text)
+    return parse
+
+
+_offset = _whole_number("a byte offset")
+_count = _whole_number("a count")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -227,26 +244,26 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--protocol", choices=PROTOCOLS, help="override protocol detection")
         p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
-        p.add_argument("--max-frame-bytes", type=_offset, default=DEFAULT_LIMITS.max_block_bytes,
+        p.add_argument("--max-frame-bytes", type=_count, default=DEFAULT_LIMITS.max_block_bytes,
                        metavar="N", help="stop framing past an SSE block of N bytes (default 64 MiB)")
-        p.add_argument("--max-calls", type=_offset, default=DEFAULT_LIMITS.max_calls, metavar="N",
+        p.add_argument("--max-calls", type=_count, default=DEFAULT_LIMITS.max_calls, metavar="N",
                        help="stop past N calls in one turn (default 10000)")
-        p.add_argument("--max-argument-chars", type=_offset, default=DEFAULT_LIMITS.max_argument_chars,
+        p.add_argument("--max-argument-chars", type=_count, default=DEFAULT_LIMITS.max_argument_chars,
                        metavar="N", help="stop past N characters of one call's arguments (default 64 Mi)")
-        p.add_argument("--max-session-bytes", type=_offset, default=DEFAULT_LIMITS.max_session_bytes,
+        p.add_argument("--max-session-bytes", type=_count, default=DEFAULT_LIMITS.max_session_bytes,
                        metavar="N", help="refuse to hold a session larger than N bytes in memory "
                        "(check and the debugger; default 1 GiB)")
-        p.add_argument("--max-anomalies-per-code", type=_offset,
+        p.add_argument("--max-anomalies-per-code", type=_count,
                        default=DEFAULT_LIMITS.max_anomalies_per_code, metavar="N",
                        help="keep N anomalies of one code per turn, count the rest (default 1000)")
-        p.add_argument("--max-text-chars", type=_offset, default=DEFAULT_LIMITS.max_text_chars,
+        p.add_argument("--max-text-chars", type=_count, default=DEFAULT_LIMITS.max_text_chars,
                        metavar="N", help="keep N characters of assistant text per turn, count the "
                        "rest (default 64 Mi)")
-        p.add_argument("--max-argument-depth", type=_offset,
+        p.add_argument("--max-argument-depth", type=_count,
                        default=DEFAULT_LIMITS.max_argument_depth, metavar="N",
                        help="refuse arguments nested deeper than N levels as invalid_json "
                        "(default 128)")
-        p.add_argument("--max-undetected-frames", type=_offset,
+        p.add_argument("--max-undetected-frames", type=_count,
                        default=DEFAULT_LIMITS.max_undetected_frames, metavar="N",
                        help="read the stream as frames only when no protocol is recognised in "
                        "N frames (default 1000)")
@@ -263,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="prove chunking and cuts never execute what they should not")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
-    p.add_argument("--seeds", type=int, default=3, help="random chunkings per input (default 3)")
+    p.add_argument("--seeds", type=_count, default=3, help="random chunkings per input (default 3)")
     common(p)
 
     p = sub.add_parser("import", help="convert a .sse capture or a HAR file into a session")

@@ -21,11 +21,10 @@ def inert(text: str, limit: int | None = None) -> str:
 
 
 class TableWriter:
-    def __init__(self, out: TextIO, source: str, *, summary: bool = False, width: int = 72) -> None:
+    def __init__(self, out: TextIO, source: str, *, width: int = 72) -> None:
         self.out = out
         self.width = width
-        if not summary:
-            out.write(f"== {inert(source)}\n")
+        out.write(f"== {inert(source)}\n")  # (with --summary too: whose turn is whose)
 
     def _line(self, text: str) -> None:
         self.out.write(text + "\n")

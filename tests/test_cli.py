@@ -1,0 +1,41 @@
+"""The command line as a user meets it: what it names, what it says, how it exits (each test
+from a review finding)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from callscope.tui.cli import main
+
+SESSIONS = pathlib.Path(__file__).resolve().parent.parent / "sessions"
+DEMO = str(SESSIONS / "demo.jsonl")
+MAX_TOKENS = str(SESSIONS / "anthropic" / "max_tokens.jsonl")
+
+
+def test_a_summary_of_several_inputs_names_each(capsys):
+    assert main(["replay", DEMO, MAX_TOKENS, "--summary"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("== ")]
+    assert [lines[i] for i in heads] == [f"== {DEMO}", f"== {MAX_TOKENS}"]
+    assert [lines[i + 1].split(",")[0] for i in heads] == [
+        "-- turn: openai-responses", "-- turn: anthropic"]
+
+
+def test_check_goes_on_past_an_input_it_cannot_read(tmp_path, capsys):
+    missing = str(tmp_path / "nowhere.jsonl")
+    assert main(["check", DEMO, missing, MAX_TOKENS, "--seeds", "1"]) == 2
+    captured = capsys.readouterr()
+    assert [line.split()[:2] for line in captured.out.splitlines()] == [
+        ["ok", f"{DEMO}:"], ["ok", f"{MAX_TOKENS}:"]]
+    assert captured.err == f"callscope: {missing}: cannot read: No such file or directory\n"
+
+
+@pytest.mark.parametrize("flag", ["--max-calls", "--max-text-chars", "--seeds"])
+def test_a_negative_count_is_called_a_count(capsys, flag):
+    command = "check" if flag == "--seeds" else "replay"
+    with pytest.raises(SystemExit) as exited:
+        main([command, DEMO, flag, "-1"])
+    assert exited.value.code == 2
+    assert f"argument {flag}: not a count (a whole number, 0 or more): '-1'" in (
+        capsys.readouterr().err)
