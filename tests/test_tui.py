@@ -524,3 +524,32 @@ async def test_call_detail_shows_raw_text_draft_and_decision():
         assert "DRAFT (partial parse: never what a tool receives)" in text
         assert "REFUSE (truncated)" in text and "lenient" in text
         assert "make_file" in text
+
+
+async def test_goto_and_cut_prompts_refuse_what_is_out_of_range():
+    """Found by review: `g #999` and `g @-1` were clamped without a word, a cut at -5 was
+    taken (the headline then showed frame -1), and a cut past the end said "move back first"."""
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_goto_step(5)
+        await pilot.pause()
+        frames, total = len(app.timeline.frames), app.timeline.total_bytes
+        for text in ("#999", f"#{frames}", "@-1", f"@{total}", "99999", "-3"):
+            app._goto(text)
+            await pilot.pause()
+            assert app.cursor == 5, text
+        app._goto(f"#{frames - 1}")  # (the last frame is still a place to go)
+        assert app.cursor == app.timeline.step_for_frame(frames - 1)
+        timeline = app.timeline
+        for text in ("-5", str(total), "99999999"):
+            app._cut_text(text)
+            await pilot.pause()
+            assert app.timeline is timeline, text
+        messages = [n.message for n in app._notifications]
+        assert sum(m.startswith("No frame ") for m in messages) == 2
+        assert sum(m.startswith("No byte ") for m in messages) == 2
+        assert sum(m.startswith("No step ") for m in messages) == 2
+        assert sum(m.startswith("Not a byte offset") for m in messages) == 1
+        assert sum(f"The stream has {total} bytes" in m for m in messages) == 2
+        app._cut_text(str(total - 1))  # (and a cut inside the stream still cuts)
+        assert app.timeline is not timeline and app.timeline.total_bytes == total - 1

@@ -224,14 +224,24 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
         tl, body = self.timeline, text[1:].strip()
         try:
             if text[0] in "#f":
-                self.move(tl.step_for_frame(int(body)))
+                k, n, what = int(body), len(tl.frames), "frame"
+                target = tl.step_for_frame(k) if 0 <= k < n else None
             elif text[0] in "@b":
-                self.move(tl.step_for_offset(int(body, 0)))
+                k, n, what = int(body, 0), tl.total_bytes, "byte"
+                target = tl.step_for_offset(k) if 0 <= k < n else None
             else:
-                self.move(int(text, 0))
+                k, n, what = int(text, 0), len(tl), "step"
+                target = k if 0 <= k < n else None
         except ValueError:
             self.notify(f"Not a step, #frame or @offset: {safe.short(text, 40)}", markup=False,
                         severity="error")
+            return
+        if target is None:  # said, not clamped: a mistyped number should not look like a move
+            self.notify(f"No {what} {k}: " + (f"{what}s go from 0 to {n - 1}." if n else
+                                               f"the session has no {what}s."),
+                        severity="warning", timeout=3)
+            return
+        self.move(target)
 
     def action_select_call(self, direction: int) -> None:
         keys = [c.key for c in self.timeline.view(self.cursor).calls]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core.engine import ChunkStep, DecisionStep
 from ..core.replay import Chunking
+from . import safe
 from .app_mixin import AppMixin
 from .screens import PromptScreen
 
@@ -32,11 +33,21 @@ class RebuildActions(AppMixin):
                          lambda text: self._cut_text(text))
 
     def _cut_text(self, text: str | None) -> None:
+        if not text or not text.strip():
+            return
         try:
-            if text and text.strip():
-                self._cut(int(text.strip().lstrip("@"), 0))
+            offset = int(text.strip().lstrip("@"), 0)
         except ValueError:
-            self.notify("Not a byte offset.", severity="error")
+            offset = -1
+        total = self.timeline.total_bytes
+        if offset < 0:
+            self.notify(f"Not a byte offset (0 or more): {safe.short(text.strip(), 40)}",
+                        severity="error", markup=False)
+        elif offset >= total:
+            self.notify(f"The stream has {total} bytes: a cut at byte {offset} leaves it whole.",
+                        severity="warning", timeout=3)
+        else:
+            self._cut(offset)
 
     def _cut(self, offset: int) -> None:
         if offset >= self.timeline.total_bytes:
