@@ -553,3 +553,19 @@ async def test_goto_and_cut_prompts_refuse_what_is_out_of_range():
         assert sum(f"The stream has {total} bytes" in m for m in messages) == 2
         app._cut_text(str(total - 1))  # (and a cut inside the stream still cuts)
         assert app.timeline is not timeline and app.timeline.total_bytes == total - 1
+
+
+async def test_the_palettes_screenshot_is_saved_in_the_working_directory(tmp_path, monkeypatch):
+    """Found by review: the palette's own Screenshot command failed where ~/Downloads does not
+    exist; it now saves where ctrl+s does."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "no-home"))
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        (command,) = [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]
+        command.callback()
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if list(tmp_path.glob("*.svg")):
+                break
+        assert len(list(tmp_path.glob("*.svg"))) == 1

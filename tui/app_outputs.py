@@ -57,3 +57,9 @@ class OutputActions(AppMixin):
         self.copy_to_clipboard(text)
         self.notify(f"Copied {len(text.encode('utf-8', 'surrogatepass'))} bytes to the clipboard.",
                     timeout=2)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        # The palette's Screenshot command saves where ctrl+s does, in the working directory:
+        # Textual's default, the user's Downloads directory, may not exist (then it failed).
+        return super().deliver_screenshot(filename, path or ".", time_format)
