@@ -39,3 +39,13 @@ def test_a_negative_count_is_called_a_count(capsys, flag):
     assert exited.value.code == 2
     assert f"argument {flag}: not a count (a whole number, 0 or more): '-1'" in (
         capsys.readouterr().err)
+
+
+def test_a_keymap_with_an_unknown_binding_id_is_refused(tmp_path, capsys):
+    """Found by review: a mistyped id was ignored without a word (the key stayed where it was)."""
+    keymap = tmp_path / "keys.json"
+    keymap.write_text('{"callscope.cut": "ctrl+x", "callscope.cutt": "ctrl+y"}')
+    assert main([DEMO, "--keymap", str(keymap)]) == 2
+    assert capsys.readouterr().err == (
+        f"callscope: {keymap}: unknown binding id 'callscope.cutt': the ids are in the f1 help, "
+        "e.g. 'callscope.cut'\n")

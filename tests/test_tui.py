@@ -569,3 +569,11 @@ async def test_the_palettes_screenshot_is_saved_in_the_working_directory(tmp_pat
             if list(tmp_path.glob("*.svg")):
                 break
         assert len(list(tmp_path.glob("*.svg"))) == 1
+
+
+async def test_question_mark_opens_the_help_too():
+    app = app_for(PARALLEL)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)

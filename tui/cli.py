@@ -200,6 +200,13 @@ def load_keymap(path: str | None) -> dict[str, str] | None:
     if not isinstance(value, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise InputError(path, 'expected a JSON object of binding id -> keys')
+    from .commands import BINDINGS
+
+    known = {getattr(b, "id", None) for b in BINDINGS}
+    unknown = sorted(k for k in value if k not in known)
+    if unknown:  # (a typo would otherwise leave the key where it was, without a word)
+        raise InputError(path, f"unknown binding id {unknown[0]!r}: the ids are in the f1 help, "
+                               "e.g. 'callscope.cut'")
     return value
 
 

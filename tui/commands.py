@@ -74,7 +74,7 @@ BINDINGS: list[BindingType] = [
     _b("y", "copy('call')", "Copy selected call's arguments", "copy-call"),
     _b("Y", "copy('frame')", "Copy current frame's raw text", "copy-frame"),
     _b("ctrl+s", "screenshot(None, '.')", "Save an SVG screenshot (cwd)", "screenshot"),
-    _b("f1", "help", "Help", "help", True),
+    _b("f1,question_mark", "help", "Help", "help", True, "f1/?"),
     _b("q", "quit", "Quit", "quit"),
     # live traffic only (see LIVE_ONLY)
     _b("t", "toggle_follow", "Follow live", "follow", True, "t"),

@@ -27,7 +27,7 @@ HELP_INTRO = (
     "Right: the harness gate, which waits while the turn is open and decides only after the "
     "terminal signal, citing the frame it relied on.\n"
     "Click a frame, a fragment or a log entry to move there. Every key below can be remapped by "
-    "its binding id (App.set_keymap)."
+    "its binding id: callscope --keymap FILE, a JSON object such as {\"callscope.cut\": \"ctrl+x\"}."
 )
 
 
