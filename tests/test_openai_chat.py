@@ -166,6 +166,14 @@ def test_sparse_indexes_are_fine() -> None:
     assert codes(events) == []
 
 
+def test_a_call_whose_first_fragment_has_no_name_is_reported() -> None:
+    """Found by review: arguments for an index never announced passed without a word (the
+    gate refuses the call: no tool is named None)."""
+    events = read_stream(chunk(tc(3, args='{"a":1}')) + chunk(finish="tool_calls") + DONE)
+    assert text_of(events, "choice0/call3") == '{"a":1}'
+    assert codes(events) == ["call_without_name"]
+
+
 def test_repeated_id_and_name_are_never_concatenated() -> None:
     events = read_stream(chunk(tc(0, "call_x", "read_file", '{"pa'))
                          + chunk(tc(0, "call_x", "read_file", 'th":'))

@@ -46,10 +46,7 @@ class LoadedInput:
 
         self.path = path
         self.session = open_input(path)
-        end = self.session.end
-        if end.kind == "missing" and end.detail:
-            # Read as a cut stream, which it is; say so, since a line of it may be unread.
-            print(f"callscope: note: {plain(path)}: {plain(end.detail)}", file=sys.stderr)
+        self._noted = False
         header = self.session.header
         self.protocol: str | None = getattr(header, "protocol", None)
         if self.protocol is not None and self.protocol not in PROTOCOLS:
@@ -64,6 +61,15 @@ class LoadedInput:
     def chunks(self) -> Iterator[TimedBytes]:
         for chunk in self.session.chunks():
             yield chunk.t, chunk.data
+        self.note()  # (once every chunk was read: an error in the file says more than the note)
+
+    def note(self) -> None:
+        """Say once, on stderr, that the recording stopped before its end line (it is read as
+        a cut stream, which it is), and which line of it was cut short, if one was."""
+        end = self.session.end
+        if end.kind == "missing" and end.detail and not self._noted:
+            self._noted = True
+            print(f"callscope: note: {plain(self.path)}: {plain(end.detail)}", file=sys.stderr)
 
     def held(self, limit: int) -> list[TimedBytes]:
         """Every chunk in memory (check and the debugger need them all), up to ``limit`` bytes."""
@@ -177,6 +183,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     if args.protocol:
         header = _with(header, protocol=args.protocol)
     save_session(args.output, header, loaded.session.chunks(), loaded.session.end)
+    loaded.note()
     out.write(f"wrote {args.output}\n")
     return 0
 

@@ -288,6 +288,9 @@ class OpenAIChatReader(ProtocolReader):
         if new:
             call.id, call.name = call_id, name
             self.emit(CallOpened(frame.index, call.key, id=call_id, name=name))
+            if name is None:  # (the first fragment of a call names it: that one never came)
+                self.anomaly(frame, "call_without_name",
+                             f"{call.key} first appears without a function name", key=call.key)
         elif call_id is not None or name is not None:
             changed = (call_id is not None and call_id != call.id) or \
                       (name is not None and name != call.name)
