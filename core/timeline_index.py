@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from .engine import CallStep, ChunkStep, DecisionStep, Engine, FrameStep, Step, WaitStep
 from .events import (
+    CALL_CHANGES,
     Anomaly,
     ArgumentPiece,
     ArgumentsAppended,
@@ -28,8 +29,6 @@ from .frame import Frame
 from .jsonprefix import Draft
 from .lanes import CallIndex
 from .timeline_view import KINDS, Kind
-
-_CALL_EVENTS = (CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed)
 
 
 class TimelineIndex:
@@ -112,7 +111,7 @@ class TimelineIndex:
                 self.calls[ev.key].anomaly_steps.append(k)
                 self.calls[ev.key].anomalies.append(ev)
             return
-        if isinstance(ev, _CALL_EVENTS):
+        if isinstance(ev, CALL_CHANGES):
             self.by_kind["call"].append(k)
             call = self.calls.get(ev.key)
             if call is None:
