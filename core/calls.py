@@ -72,6 +72,9 @@ class CallBuffer:
     cut: str | None = None
     """Why the call was closed without the provider vouching that it is whole (see
     :attr:`CallClosed.cut`): the gate refuses it as truncated."""
+    renamed: str | None = None
+    """How the provider changed the call's function name (the gate refuses such a call: which
+    tool it meant is unknown)."""
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
@@ -244,7 +247,8 @@ class TurnState:
             return self.record(self.halt(getattr(event, "frame", None), limit))
         ended = self.terminal.frame if self.terminal is not None else None
         if ended is not None and isinstance(event, CALL_CHANGES) and (
-                event.frame is not None and event.frame > ended):
+                (event.frame is not None and event.frame > ended) or event.key in self.late):
+            # (a late call's events at the end of the stream, frame None, are late too)
             return self._after_terminal(event)
         match event:
             case CallOpened():
@@ -354,6 +358,8 @@ class TurnState:
             else:
                 found.append(Anomaly(event.frame, "identity_changed",
                                      f"{attr} changed from {old!r} to {new!r}"[:160], call.key))
+                if attr == "name" and call.renamed is None:
+                    call.renamed = f"from {old!r} to {new!r} (frame {event.frame})"[:160]
 
     def _call_for(self, key: str, frame: int | None, found: list[Anomaly]) -> CallBuffer:
         call = self.calls.get(key)

@@ -93,6 +93,9 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
     if call.changed_after_close is not None:
         return "provider_error", (f"the arguments changed after the provider closed the call "
                                   f"(frame {call.changed_after_close})")
+    if call.renamed is not None:
+        return "provider_error", (f"the provider renamed the call {call.renamed}: which tool "
+                                  "it meant is unknown")
     if call.copy_differs is not None:
         return "provider_error", (f"the provider's final copy of the arguments (frame "
                                   f"{call.copy_differs}) differs from the fragments it streamed: "

@@ -18,13 +18,19 @@ SECRET_HEADERS = frozenset({
     "cookie", "set-cookie",
 })
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
-SECRET_BODY_MEMBERS = frozenset({"api_key", "apikey", "x_api_key", "x_goog_api_key",
-                                 "access_token", "authorization", "client_secret"})
-"""Request body members that hold credentials (compared lower-cased, ``-`` as ``_``). Not
-``key``: a body carries the conversation, whose tool arguments name keys of their own."""
+SECRET_BODY_MEMBERS = frozenset({
+    "apikey", "xapikey", "xgoogapikey", "accesstoken", "refreshtoken", "idtoken",
+    "authorization", "clientsecret", "password", "secret", "privatekey",
+})
+"""Request body members that hold credentials, compared lower-cased without ``-`` and ``_``
+(``api_key``, ``apiKey``, ``API-KEY``). Not ``key`` or ``token``: a body carries the
+conversation, whose tool arguments name keys of their own."""
+_NAME = r"\b(?:api|x[_-]?api|x[_-]?goog[_-]?api|private)[_-]?key|\b(?:access|refresh|id)[_-]?token" \
+    r"|\bauthorization|\bclient[_-]?secret|\bpassword|\bsecret"
 _SECRET_IN_TEXT = re.compile(
-    r"""(?i)(["']?(?:api[_-]?key|x[_-]api[_-]key|x[_-]goog[_-]api[_-]key|access[_-]token|"""
-    r"""authorization|client[_-]secret)["']?\s*[:=]\s*["']?)((?:(?:bearer|basic)\s+)?[^"'&,}\s]+)""")
+    rf"""(?i)((?:{_NAME})["']?\s*[:=]\s*)"""  # the name and its separator, kept
+    r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|"""  # a quoted value or a list, whole
+    r"""(?:(?:bearer|basic|token)\s+)?[^"'&,}\s]+)""")  # or a bare one, with its scheme
 
 
 def redact_headers(
@@ -77,16 +83,29 @@ def redact_url(url: str) -> str:
 
 def redact_body(body: Any) -> Any:
     """A JSON request body with the values of credential members (:data:`SECRET_BODY_MEMBERS`,
-    at any depth) replaced by ``[REDACTED]``; a copy, the input is left as it is."""
+    at any depth) replaced by ``[REDACTED]``; a copy, the input is left as it is. Only a string,
+    or a list of strings, is a credential: an object under such a name is walked (a tool's
+    JSON Schema may well define a property named ``api_key``; it must stay a schema)."""
     if isinstance(body, Mapping):
-        return {k: REDACTED if isinstance(k, str) and k.lower().replace("-", "_")
-                in SECRET_BODY_MEMBERS else redact_body(v) for k, v in body.items()}
+        return {k: REDACTED if _secret_member(k, v) else redact_body(v) for k, v in body.items()}
     if isinstance(body, list):
         return [redact_body(v) for v in body]
     return body
 
 
+def _secret_member(name: Any, value: Any) -> bool:
+    return (isinstance(name, str)
+            and name.lower().replace("-", "").replace("_", "") in SECRET_BODY_MEMBERS
+            and (isinstance(value, str) or (isinstance(value, list) and bool(value)
+                                            and all(isinstance(v, str) for v in value))))
+
+
 def redact_text(text: str) -> str:
     """A body kept as text (not JSON, or too deep to keep as JSON) with credential-looking
-    ``name: value`` / ``name=value`` pairs redacted."""
-    return _SECRET_IN_TEXT.sub(lambda m: m.group(1) + REDACTED, text)
+    ``name: value`` / ``name=value`` pairs redacted: a quoted value keeps its quotes, a list
+    and a scheme (``Bearer x``) go whole."""
+    def value(m: re.Match[str]) -> str:
+        found = m.group(2)
+        quote = found[0] if found[0] in "\"'" else ""
+        return m.group(1) + quote + REDACTED + quote
+    return _SECRET_IN_TEXT.sub(value, text)

@@ -165,3 +165,91 @@ def test_a_vertex_call_still_continuing_at_its_close_is_refused() -> None:
     open_string = {"jsonPath": "$.key", "stringValue": "Obj", "willContinue": True}
     assert decisions(vertex_stream(name, fc(partialArgs=[open_string]))) == {
         "call:0": ("refuse", "truncated")}
+
+
+# -- found by a second review -----------------------------------------------------------------
+
+def anthropic_events(*events: tuple[str, dict]) -> bytes:
+    return "".join(f"event: {kind}\ndata: {json.dumps({'type': kind, **payload})}\n\n"
+                   for kind, payload in events).encode()
+
+
+def test_a_block_restarted_before_its_stop_is_not_spliced_into_one_call() -> None:
+    """Block 0 starts as delete_demo_file, sends half a path, restarts as another tool and
+    sends the rest: the two blocks' text used to make one call, executed."""
+    def start(name: str) -> tuple[str, dict]:
+        return ("content_block_start", {"index": 0, "content_block": {
+            "type": "tool_use", "id": name, "name": name, "input": {}}})
+
+    def delta(text: str) -> tuple[str, dict]:
+        return ("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta",
+                                                              "partial_json": text}})
+    data = anthropic_events(
+        ("message_start", {"message": {"id": "m", "usage": {}}}), start("delete_demo_file"),
+        delta('{"path":"notes/'), start("lookup_demo_value"), delta('todo.txt","dry_run":false}'),
+        ("content_block_stop", {"index": 0}),
+        ("message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {}}),
+        ("message_stop", {}))
+    assert [action for action, _ in decisions(data).values()] == ["refuse"]
+
+
+def test_a_step_restarted_before_its_stop_is_not_spliced_into_one_call() -> None:
+    def ev(kind: str, **payload: object) -> str:
+        return f"event: {kind}\ndata: {json.dumps({**payload, 'event_type': kind})}\n\n"
+
+    def start(name: str) -> str:
+        return ev("step.start", index=0, step={"id": name, "type": "function_call", "name": name,
+                                               "arguments": {}})
+
+    def delta(text: str) -> str:
+        return ev("step.delta", index=0, delta={"type": "arguments_delta", "arguments": text})
+    data = "".join([
+        ev("interaction.created", interaction={"id": "i", "status": "in_progress"}),
+        start("delete_demo_file"), delta('{"path":"notes/'), start("lookup_demo_value"),
+        delta('todo.txt","dry_run":false}'), ev("step.stop", index=0),
+        ev("interaction.completed", interaction={"id": "i", "status": "requires_action"}),
+        "event: done\ndata: [DONE]\n\n"]).encode()
+    assert [action for action, _ in decisions(data).values()] == ["refuse"]
+
+
+def test_a_call_renamed_on_the_way_is_refused() -> None:
+    data = (chat_call(0, "", id="call_1", type="function", name="delete_demo_file")
+            + chat_call(0, '{"path":"notes/todo.txt","dry_run":false}', name="lookup_demo_value")
+            + chat_chunk({}, "tool_calls") + "data: [DONE]\n\n").encode()
+    assert decisions(data) == {"choice0/call0": ("refuse", "provider_error")}
+
+
+def test_a_chat_call_after_its_choices_finish_reason_is_refused() -> None:
+    data = (chat_call(0, '{"key":"Objective"}', id="c1", type="function",
+                      name="lookup_demo_value") + chat_chunk({}, "tool_calls")
+            + chat_chunk({"tool_calls": [{"index": 1, "id": "c2", "type": "function", "function": {
+                "name": "delete_demo_file", "arguments": '{"path":"a","dry_run":false}'}}]},
+                "tool_calls") + "data: [DONE]\n\n").encode()
+    assert decisions(data) == {"choice0/call0": ("execute", None),
+                               "choice0/call1": ("refuse", "truncated")}
+
+
+def gemini_chunk(candidates: list[tuple[int, list[dict], str | None]]) -> str:
+    return "data: " + json.dumps({"candidates": [
+        {"index": c, "content": {"role": "model", "parts": parts},
+         **({"finishReason": finish} if finish else {})} for c, parts, finish in candidates]}) \
+        + "\r\n\r\n"
+
+
+def test_a_gemini_call_after_its_candidates_finish_reason_is_refused() -> None:
+    """Candidate 0 finishes; its call comes in the frame where candidate 1 finishes (the turn's
+    end): it used to execute, without even an anomaly."""
+    call = fc(name="delete_demo_file", args={"path": "a", "dry_run": False})
+    data = (gemini_chunk([(0, [{"text": "hi"}], "STOP"), (1, [{"text": "ho"}], None)])
+            + gemini_chunk([(0, [call], None), (1, [{"text": "x"}], "STOP")])).encode()
+    assert decisions(data) == {"call:0": ("refuse", "truncated")}
+
+
+def test_a_streamed_call_after_the_terminal_is_never_decided() -> None:
+    """Its text is published at the end of the stream (frame None): that is late too."""
+    lookup = fc(name="lookup_demo_value", args={"key": "Objective"})
+    late = fc(name="delete_demo_file", willContinue=True,
+              partialArgs=[{"jsonPath": "$.path", "stringValue": "notes/todo.txt"}])
+    data = (gemini_chunk([(0, [lookup], "STOP")]) + gemini_chunk([(0, [late], None)])).encode()
+    assert decisions(data) == {"call:0": ("execute", None)}
+    assert list(engine(data).state.calls) == ["call:0"]

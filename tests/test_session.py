@@ -24,7 +24,9 @@ from callscope.core.session import (
     SessionWriter,
     StreamEnd,
     open_session,
+    redact_body,
     redact_headers,
+    redact_text,
     redact_url,
     save_session,
 )
@@ -437,6 +439,36 @@ def test_redact_headers_by_name_in_any_case_and_shape():
 ])
 def test_redact_url(url, expected):
     assert redact_url(url) == expected
+
+
+def test_redact_body_takes_credentials_and_leaves_schemas():
+    """Credential members at any depth and in any spelling go; a member of that name whose
+    value is an object (a tool schema's property named api_key: found by review, replays of
+    the proxy's sessions failed on the redacted schema) is walked, not replaced."""
+    schema = {"type": "object", "properties": {"api_key": {"type": "string"},
+                                               "password": {"type": "string"}}}
+    body = {"model": "m", "apiKey": "k1", "auth": {"client-secret": "k2", "API_KEY": ["k3", "k4"]},
+            "tools": [{"name": "rotate", "parameters": schema}], "password": 5,
+            "messages": [{"role": "user", "content": "key=not-a-credential"}], "key": "kept"}
+    assert redact_body(body) == {
+        "model": "m", "apiKey": REDACTED, "auth": {"client-secret": REDACTED, "API_KEY": REDACTED},
+        "tools": [{"name": "rotate", "parameters": schema}], "password": 5,
+        "messages": [{"role": "user", "content": "key=not-a-credential"}], "key": "kept"}
+    assert body["apiKey"] == "k1"  # (a copy: the input is left as it was)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("api_key=sk-1&model=x", "api_key=[REDACTED]&model=x"),
+    ("Authorization: Bearer abc", "Authorization: [REDACTED]"),
+    ('{"authorization": "Token abc"}', '{"authorization": "[REDACTED]"}'),
+    ('{"client_secret": "a,b}c", "n": 2}', '{"client_secret": "[REDACTED]", "n": 2}'),
+    ('{"x": "a\\"b", "accessToken": "t\\"1"}', '{"x": "a\\"b", "accessToken": "[REDACTED]"}'),
+    ('{"api_key": ["sk-1", "sk-2"]}', '{"api_key": [REDACTED]}'),
+    ("password=hunter2 next", "password=[REDACTED] next"),
+    ("max_tokens=5&monkey=1", "max_tokens=5&monkey=1"),
+])
+def test_redact_text(text, expected):
+    assert redact_text(text) == expected
 
 
 def test_no_key_from_the_request_reaches_the_saved_file(tmp_path):

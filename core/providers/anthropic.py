@@ -171,9 +171,14 @@ class AnthropicReader(ProtocolReader):
             block = {}
         btype = _str_or_none(block.get("type"))
         key = self._key(index)
-        if index in self._open:
-            self.anomaly(frame, "block_restarted",
-                         f"block {index} started again before content_block_stop", key=key)
+        old = self._open.get(index)
+        if old is not None:
+            # The old block was never stopped: it is cut, and what the new one sends under the
+            # same key changes a closed call (the gate refuses both: found by review, the two
+            # blocks' text used to be spliced into one call and executed).
+            restarted = f"block {index} started again before content_block_stop"
+            self.anomaly(frame, "block_restarted", restarted, key=key)
+            self._close_block(frame, old, cut=restarted)
         kind = CALL_BLOCKS.get(btype or "")
         entry = _Block(key, btype, kind)
         if kind is not None:

@@ -71,6 +71,8 @@ class _Streamed:
     root: dict[str, Any]
     more: bool = True
     """The call's last part said ``willContinue``: more parts of it were to come."""
+    late: str | None = None
+    """Set when the call came after its candidate's finishReason: why it is not whole."""
 
 
 @dataclass
@@ -203,27 +205,27 @@ class GeminiGenerateReader(ProtocolReader):
         if name is not None:
             if state.open is not None:  # a new name starts a new call (§4b.2, Vertex item 5)
                 self._close(frame, state, missing="a new call")
-            key = self._open(frame, c, state, fc, name)
+            key, late = self._open(frame, c, state, fc, name)
             if fc.get("willContinue") is True or pieces is not None:
                 args = fc.get("args")  # not seen on the wire; kept as the base for the pieces
                 state.open = _Streamed(key, dict(args) if isinstance(args, dict) else {},
-                                       fc.get("willContinue") is True)
+                                       fc.get("willContinue") is True, late)
                 if pieces is not None:
                     self._pieces(frame, state.open, pieces)
             else:
-                self._complete(frame, key, fc)
+                self._complete(frame, key, fc, late)
         elif pieces is not None:
             if state.open is None:
-                key = self._open(frame, c, state, fc, None)
+                key, late = self._open(frame, c, state, fc, None)
                 self.anomaly(frame, "piece_for_unknown_call",
                              "partialArgs with no open call; kept in an anonymous call", key=key)
-                state.open = _Streamed(key, {})
+                state.open = _Streamed(key, {}, late=late)
             state.open.more = fc.get("willContinue") is True
             self._pieces(frame, state.open, pieces)
         elif "args" in fc:
-            key = self._open(frame, c, state, fc, None)
+            key, late = self._open(frame, c, state, fc, None)
             self.anomaly(frame, "call_without_name", "functionCall with args but no name", key=key)
-            self._complete(frame, key, fc)
+            self._complete(frame, key, fc, late)
         elif state.open is not None:
             self._close(frame, state, missing=None)  # the empty {"functionCall":{}} terminator
         else:
@@ -231,7 +233,9 @@ class GeminiGenerateReader(ProtocolReader):
                          "empty functionCall part with no streamed call open")
 
     def _open(self, frame: Frame, c: int, state: _Candidate, fc: dict[str, Any],
-              name: Any) -> str:
+              name: Any) -> tuple[str, str | None]:
+        """Open a call: its key, and why it is not whole when its candidate had finished (its
+        finishReason vouched for the calls before it only), else None."""
         key = f"call:{state.calls}" if c == 0 else f"cand{c}/call:{state.calls}"
         state.calls += 1
         call_id = fc.get("id")
@@ -239,9 +243,13 @@ class GeminiGenerateReader(ProtocolReader):
             name = short(name)
         self.emit(CallOpened(frame.index, key, name=name,
                              id=call_id if isinstance(call_id, str) else None))
-        return key
+        late = None
+        if state.finished:
+            late = f"{key} came after candidate {c}'s finishReason"
+            self.anomaly(frame, "call_after_finish", late, key=key)
+        return key, late
 
-    def _complete(self, frame: Frame, key: str, fc: dict[str, Any]) -> None:
+    def _complete(self, frame: Frame, key: str, fc: dict[str, Any], late: str | None) -> None:
         """A whole call in one part: the object is serialized, keys in the order received."""
         args = fc.get("args")
         if args is None:  # {"name": ...} alone is how a no-argument call is sent
@@ -251,7 +259,7 @@ class GeminiGenerateReader(ProtocolReader):
         text = self._dump(frame, key, args)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
-            self.emit(CallClosed(frame.index, key))
+            self.emit(CallClosed(frame.index, key, cut=late))
 
     def _close(self, frame: Frame, state: _Candidate, missing: str | None) -> None:
         call, state.open = state.open, None
@@ -263,7 +271,7 @@ class GeminiGenerateReader(ProtocolReader):
                          f"streamed call closed by {missing}, without an empty functionCall",
                          key=call.key)
         open_string = unfinished(call.root)
-        cut = None
+        cut = call.late
         if open_string is not None:
             cut = (f"the string at {short(open_string, 60)} never ended (its last piece said "
                    f"willContinue) when {missing or 'the terminator'} closed the call")

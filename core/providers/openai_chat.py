@@ -75,6 +75,8 @@ class _Call(Record):
     closed: bool = False
     repeat_reported: bool = False
     missing_index_reported: bool = False
+    late: str | None = None
+    """Set when the call first came after its choice's finish_reason: why it is not whole."""
 
 
 class OpenAIChatReader(ProtocolReader):
@@ -203,7 +205,7 @@ class OpenAIChatReader(ProtocolReader):
         for call in self._order.get(c, []):
             if not call.closed:
                 call.closed = True
-                self.emit(CallClosed(frame.index, call.key))
+                self.emit(CallClosed(frame.index, call.key, cut=call.late))
 
     # -- tool calls ----------------------------------------------------------------------
 
@@ -233,6 +235,8 @@ class OpenAIChatReader(ProtocolReader):
 
     def _new(self, c: int, key: str, call_id: str | None = None) -> _Call:
         call = _Call(key, c)
+        if c in self._finished:  # (its choice's finish_reason vouched for the calls before it)
+            call.late = f"{key} first came after choice {c}'s finish_reason"
         self._order.setdefault(c, []).append(call)
         if call_id is not None:
             self._by_id[(c, call_id)] = call
