@@ -412,6 +412,22 @@ def test_resave_keeps_the_file_mode(original):
     assert stat.S_IMODE(original.stat().st_mode) == 0o600
 
 
+def test_a_target_whose_mode_cannot_be_read_still_gets_the_session(original, monkeypatch):
+    """Found by review: any error but FileNotFoundError from reading the old file's mode (a
+    symlink into a directory it may not read) deleted the whole recording."""
+    real_stat = session_module.os.stat
+
+    def denied(path, *args, **kwargs):
+        if str(path) == str(original):
+            raise PermissionError(13, "Permission denied")
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(session_module.os, "stat", denied)
+    save_session(str(original), SessionHeader(), [Chunk(0, b"new")], StreamEnd("clean"))
+    monkeypatch.undo()
+    assert [c.data for c in open_session(str(original)).chunks()] == [b"new"]
+
+
 # -- redaction ---------------------------------------------------------------------------------
 
 def test_redact_headers_by_name_in_any_case_and_shape():
