@@ -72,9 +72,9 @@ class CallBuffer:
     cut: str | None = None
     """Why the call was closed without the provider vouching that it is whole (see
     :attr:`CallClosed.cut`): the gate refuses it as truncated."""
-    renamed: str | None = None
-    """How the provider changed the call's function name (the gate refuses such a call: which
-    tool it meant is unknown)."""
+    reidentified: str | None = None
+    """How the provider changed the call's function name or id (the gate refuses such a call:
+    which tool it meant, or which id its result answers, is unknown)."""
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
@@ -146,6 +146,13 @@ class TurnState:
     calls: dict[str, CallBuffer] = field(default_factory=dict)
     terminal: TurnEnded | None = None
     stop: StopReported | None = None
+    """The last stop reason reported."""
+    cut_by: StopReported | None = None
+    """The first stop report that said the output was cut. Kept when a later report says
+    otherwise (another choice or candidate, a second message_delta): found by review, the last
+    report used to win, and a cut or filtered turn executed."""
+    failed_by: StopReported | None = None
+    """The first stop report that said generation failed (kept, as :attr:`cut_by` is)."""
     errors: list[ProviderError] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
@@ -214,7 +221,7 @@ class TurnState:
 
     @property
     def cut(self) -> bool:
-        return self.stop is not None and self.stop.cut
+        return self.cut_by is not None
 
     @property
     def truncated(self) -> bool:
@@ -223,7 +230,7 @@ class TurnState:
 
     @property
     def failed(self) -> bool:
-        return bool(self.errors) or (self.stop is not None and self.stop.failed)
+        return bool(self.errors) or self.failed_by is not None
 
     def append_fragment(self, event: ArgumentsAppended) -> CallBuffer | None:
         """The fast path for the commonest event: a fragment for an open call, under its limit,
@@ -278,6 +285,10 @@ class TurnState:
                 self.terminal = event
             case StopReported():
                 self.stop = event
+                if event.cut and self.cut_by is None:
+                    self.cut_by = event
+                if event.failed and self.failed_by is None:
+                    self.failed_by = event
             case ProviderError():
                 self.errors.append(event)
             case UsageReported():
@@ -358,8 +369,9 @@ class TurnState:
             else:
                 found.append(Anomaly(event.frame, "identity_changed",
                                      f"{attr} changed from {old!r} to {new!r}"[:160], call.key))
-                if attr == "name" and call.renamed is None:
-                    call.renamed = f"from {old!r} to {new!r} (frame {event.frame})"[:160]
+                if call.reidentified is None:
+                    call.reidentified = (f"{attr} from {old!r} to {new!r} "
+                                         f"(frame {event.frame})")[:160]
 
     def _call_for(self, key: str, frame: int | None, found: list[Anomaly]) -> CallBuffer:
         call = self.calls.get(key)

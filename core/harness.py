@@ -85,7 +85,7 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
     if turn.halted:
         return "truncated", f"the engine stopped reading at a limit: {turn.halted}"
     if turn.failed:  # an error explains a missing terminal better than "truncated" does
-        error = turn.errors[0].message if turn.errors else f"stop reason {turn.stop.reason}"  # type: ignore[union-attr]
+        error = turn.errors[0].message if turn.errors else f"stop reason {turn.failed_by.reason}"  # type: ignore[union-attr]
         ended = "" if turn.complete else " (and the terminal signal never came)"
         return "provider_error", f"the provider reported a failure{ended}: {error}"[:200]
     if not turn.complete:
@@ -93,15 +93,15 @@ def _turn_complete(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tupl
     if call.changed_after_close is not None:
         return "provider_error", (f"the arguments changed after the provider closed the call "
                                   f"(frame {call.changed_after_close})")
-    if call.renamed is not None:
-        return "provider_error", (f"the provider renamed the call {call.renamed}: which tool "
-                                  "it meant is unknown")
+    if call.reidentified is not None:
+        return "provider_error", (f"the provider changed the call's {call.reidentified}: which "
+                                  "call it meant is unknown")
     if call.copy_differs is not None:
         return "provider_error", (f"the provider's final copy of the arguments (frame "
                                   f"{call.copy_differs}) differs from the fragments it streamed: "
                                   "which one it meant is unknown")
     if turn.cut:
-        return "truncated", f"the provider says the output was cut ({turn.stop.reason})"  # type: ignore[union-attr]
+        return "truncated", f"the provider says the output was cut ({turn.cut_by.reason})"  # type: ignore[union-attr]
     if not call.closed:
         return "truncated", "the provider never closed this call"
     if call.cut is not None:
@@ -130,6 +130,9 @@ def _schema(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> tuple[
 
 
 def _known(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason, str] | None:
+    if call.kind != "function":  # (found by review: a server_tool_use named like a client tool ran)
+        return "unknown_tool", (f"a {call.kind} call ({call.name!r}): the provider runs it "
+                                "itself; a client harness never does")[:200]
     if call.name not in ctx.tools:
         known = ", ".join(sorted(ctx.tools.tools)) or "none"
         return "unknown_tool", f"no definition for {call.name!r} (defined: {known})"[:200]

@@ -115,7 +115,8 @@ def test_a_step_the_provider_never_stopped_is_refused_as_truncated() -> None:
     assert decisions(interactions_stream(False)) == {"step:0": ("refuse", "truncated")}
 
 
-def responses_stream(status: str = "completed", final: str = '{"key":"Objective"}') -> bytes:
+def responses_stream(status: str = "completed", final: str = '{"key":"Objective"}',
+                     response: dict | None = None) -> bytes:
     def ev(kind: str, **payload: object) -> str:
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **payload})}\n\n"
     item = {"id": "fc_1", "type": "function_call", "call_id": "c1", "name": "lookup_demo_value"}
@@ -129,7 +130,8 @@ def responses_stream(status: str = "completed", final: str = '{"key":"Objective"
            arguments='{"key":"Objective"}'),
         ev("response.output_item.done", output_index=0,
            item={**item, "status": status, "arguments": final}),
-        ev("response.completed", response={"id": "r", "status": "completed", "output": []}),
+        ev("response.completed", response=response or {"id": "r", "status": "completed",
+                                                        "output": []}),
     ]).encode()
 
 
@@ -253,3 +255,80 @@ def test_a_streamed_call_after_the_terminal_is_never_decided() -> None:
     data = (gemini_chunk([(0, [lookup], "STOP")]) + gemini_chunk([(0, [late], None)])).encode()
     assert decisions(data) == {"call:0": ("execute", None)}
     assert list(engine(data).state.calls) == ["call:0"]
+
+
+# -- found by a third review ------------------------------------------------------------------
+
+def test_an_earlier_cut_or_failure_is_not_forgotten_by_a_later_stop_reason() -> None:
+    """The last stop reason used to win: a choice cut by content_filter, then another choice's
+    stop, executed; so did Anthropic's refusal followed by a second message_delta."""
+    call = chat_call(0, '{"key":"Objective"}', id="c1", type="function", name="lookup_demo_value")
+    two_choices = (call + chat_chunk({}, "content_filter") + "data: " + json.dumps(
+        {"id": "c", "object": "chat.completion.chunk", "choices": [
+            {"index": 1, "delta": {"content": "hi"}, "finish_reason": "stop"}]})
+        + "\n\ndata: [DONE]\n\n").encode()
+    assert decisions(two_choices) == {"choice0/call0": ("refuse", "provider_error")}
+    length_then_tools = (call + chat_chunk({}, "length") + chat_chunk({}, "tool_calls")
+                         + "data: [DONE]\n\n").encode()
+    assert decisions(length_then_tools) == {"choice0/call0": ("refuse", "truncated")}
+    block = [("message_start", {"message": {"id": "m", "usage": {}}}),
+             ("content_block_start", {"index": 0, "content_block": {
+                 "type": "tool_use", "id": "t", "name": "lookup_demo_value", "input": {}}}),
+             ("content_block_delta", {"index": 0, "delta": {
+                 "type": "input_json_delta", "partial_json": '{"key":"Objective"}'}}),
+             ("content_block_stop", {"index": 0})]
+    for first, reason in (("refusal", "provider_error"), ("max_tokens", "truncated")):
+        data = anthropic_events(*block, *[("message_delta", {"delta": {"stop_reason": r},
+                                                              "usage": {}}) for r in (first, "tool_use")],
+                                ("message_stop", {}))
+        assert decisions(data) == {"block:0": ("refuse", reason)}
+    lookup = fc(name="lookup_demo_value", args={"key": "Objective"})
+    for finish, reason in (("SAFETY", "provider_error"), ("MAX_TOKENS", "truncated")):
+        data = gemini_chunk([(0, [lookup], finish), (1, [{"text": "x"}], "STOP")]).encode()
+        assert decisions(data) == {"call:0": ("refuse", reason)}
+
+
+def test_a_call_the_provider_runs_itself_is_never_run_by_the_harness() -> None:
+    """A server_tool_use block named like a client tool used to execute that tool."""
+    data = anthropic_events(
+        ("message_start", {"message": {"id": "m", "usage": {}}}),
+        ("content_block_start", {"index": 0, "content_block": {
+            "type": "server_tool_use", "id": "s", "name": "lookup_demo_value", "input": {}}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta",
+                                                       "partial_json": '{"key":"Objective"}'}}),
+        ("content_block_stop", {"index": 0}),
+        ("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {}}),
+        ("message_stop", {}))
+    assert decisions(data) == {"block:0": ("refuse", "unknown_tool")}
+
+
+def test_responses_final_response_is_checked_against_the_stream() -> None:
+    item = {"id": "fc_1", "type": "function_call", "call_id": "c1", "name": "lookup_demo_value",
+            "status": "completed"}
+    agreeing = {"id": "r", "status": "completed",
+                "output": [{**item, "arguments": '{"key":"Objective"}'}]}
+    assert decisions(responses_stream(response=agreeing)) == {"item:fc_1": ("execute", None)}
+    differing = {**agreeing, "output": [{**item, "arguments": '{"key":"Owner"}'}]}
+    assert decisions(responses_stream(response=differing)) == {
+        "item:fc_1": ("refuse", "provider_error")}
+    incomplete = {**agreeing, "status": "incomplete",
+                  "incomplete_details": {"reason": "max_output_tokens"}}
+    assert decisions(responses_stream(response=incomplete)) == {
+        "item:fc_1": ("refuse", "truncated")}
+    assert decisions(responses_stream("in_progress")) == {"item:fc_1": ("refuse", "truncated")}
+
+
+def test_chat_stops_reading_at_a_done_without_finish_reason() -> None:
+    """The SDKs stop at the first [DONE]: what came after it (the rest of a call, a finish
+    reason, a second [DONE]) made a complete turn that executed."""
+    data = (chat_call(0, '{"key":"Obj', id="c1", type="function", name="lookup_demo_value")
+            + "data: [DONE]\n\n" + chat_call(0, 'ective"}') + chat_chunk({}, "tool_calls")
+            + "data: [DONE]\n\n").encode()
+    assert decisions(data) == {"choice0/call0": ("refuse", "truncated")}
+
+
+def test_a_call_whose_id_changes_is_refused() -> None:
+    data = (chat_call(0, "", id="call_A", type="function", name="lookup_demo_value")
+            + chat_call(0, '{"key":"Objective"}', id="call_B", type="function")
+            + chat_chunk({}, "tool_calls") + "data: [DONE]\n\n").encode()
+    assert decisions(data) == {"choice0/call0": ("refuse", "provider_error")}

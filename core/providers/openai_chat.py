@@ -109,6 +109,12 @@ class OpenAIChatReader(ProtocolReader):
         return None
 
     def on_done(self, frame: Frame) -> None:
+        if self._done_frame is not None and not self.ended:
+            # The stream ended at the first [DONE] (the SDKs stop reading there): a later one
+            # cannot make a turn that had no finish_reason complete.
+            self.anomaly(frame, "data_after_done", f"[DONE] again after [DONE] at frame "
+                                                   f"{self._done_frame}: not read")
+            return
         self._done_frame = frame.index
         if not self._finished:
             # No proof that any call finished: no TurnEnded, so the gate treats the turn as cut.
@@ -127,7 +133,11 @@ class OpenAIChatReader(ProtocolReader):
 
     def _on_chunk(self, frame: Frame, payload: dict[str, Any]) -> None:
         if self._done_frame is not None and not self.ended:
-            self.anomaly(frame, "data_after_done", f"chunk after [DONE] (frame {self._done_frame})")
+            # (found by review: the rest of a call after a [DONE] without finish_reason, then a
+            # finish_reason and a second [DONE], made a complete turn that executed)
+            self.anomaly(frame, "data_after_done",
+                         f"chunk after [DONE] (frame {self._done_frame}): not read")
+            return
         obj = payload.get("object")
         if obj is not None and not (isinstance(obj, str) and obj in _CHUNK_OBJECTS):
             self.anomaly(frame, "unexpected_object", f"object {short(obj)} in a chunk stream")

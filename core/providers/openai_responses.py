@@ -289,9 +289,9 @@ class OpenAIResponsesReader(ProtocolReader):
             if (call_id is not None and call_id != call.call_id) or \
                     (name is not None and name != call.name):
                 self.emit(CallOpened(frame.index, key, call_id=call_id, name=name))
-        cut = None
-        if item.get("status") == "incomplete":
-            cut = f"{key} ended with status incomplete"
+        cut, status = None, item.get("status")
+        if status is not None and status != "completed":  # (in_progress in a done item, too)
+            cut = f"{key} ended with status {short(status)}"
             self.anomaly(frame, "call_incomplete", cut, key=key)
         self._close(frame, key, item.get("arguments"), cut)
 
@@ -325,21 +325,37 @@ class OpenAIResponsesReader(ProtocolReader):
             self.emit(UsageReported(frame.index, usage))
         output = response.get("output")
         for idx, item in enumerate(output if isinstance(output, list) else []):
-            if isinstance(item, dict) and item.get("type") == "function_call" \
-                    and self._find(_str(item.get("id")), idx) is None:
+            if not (isinstance(item, dict) and item.get("type") == "function_call"):
+                continue
+            call = self._find(_str(item.get("id")), idx)
+            if call is None:
                 self.anomaly(frame, "call_only_in_final_response",
                              f"function_call {short(item.get('name'))} at output {idx} was never"
                              " streamed")
+            elif call.closed and isinstance(item.get("arguments"), str) \
+                    and item["arguments"] != call.final:
+                # The final response is what the SDK's get_final_response() hands a harness: a
+                # copy that is not the one the done events gave goes to the accumulator, which
+                # compares it with the fragments (found by review: it was not checked).
+                if call.final is not None:
+                    self.anomaly(frame, "final_arguments_differ",
+                                 f"the final response's copy {short(item['arguments'])} is not "
+                                 "the done events'", key=call.key)
+                self.emit(CallClosed(frame.index, call.key, item["arguments"]))
         return response
 
     def _on_completed(self, frame: Frame, payload: dict[str, Any]) -> None:
-        self._final_response(frame, payload, "completed")
+        status = self._final_response(frame, payload, "completed").get("status")
         for call in self._calls.values():
             if not call.closed:
                 self.anomaly(frame, "call_not_done",
                              f"{call.key} got no done event before response.completed",
                              key=call.key)
-        self.emit(StopReported(frame.index, "completed", cut=False))
+        # A completed event whose response says otherwise is taken at its worse word (found by
+        # review: status incomplete inside response.completed executed).
+        self.emit(StopReported(frame.index, "completed" if status in (None, "completed")
+                               else short(status), cut=status == "incomplete",
+                               failed=status not in (None, "completed", "incomplete")))
         self.end_turn(frame, "response.completed")
 
     def _on_incomplete(self, frame: Frame, payload: dict[str, Any]) -> None:
