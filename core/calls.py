@@ -276,6 +276,10 @@ class TurnState:
                 if call.origin == "raw" and call.length:
                     found.append(Anomaly(event.frame, "mixed_argument_forms",
                                          "a whole-object argument replaced text fragments", call.key))
+                elif call.length and not call.closed and event.text != call.text:
+                    found.append(Anomaly(event.frame, "arguments_replaced",
+                                         "a whole-object argument replaced a different one",
+                                         call.key))
                 call.replace(event.frame, event.text, event.origin)
             case ArgumentPiece():
                 self._call_for(event.key, event.frame, found).pieces.append(event)

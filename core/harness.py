@@ -10,6 +10,7 @@ place where it would have executed what the gate refused.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -139,11 +140,35 @@ def _known(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason
     return None
 
 
+HARMLESS_CALL_ANOMALIES = frozenset({
+    "repeated_identity",  # gateways repeat id and name on every chunk (never concatenated)
+    "missing_index",  # gateways that send no tool_calls index (routed by id, reported once)
+    "item_id_changed",  # GitHub Copilot's proxy rotates item ids (routed by output_index)
+    "missing_call_terminator",  # a real Vertex recording ends a whole call so
+    "no_arguments",  # an Interactions call without arguments on the wire
+})
+"""Anomalies found on a call that do not dispute what it says: each is a documented shape of a
+real provider or gateway. Any other anomaly on a call refuses it (see :func:`_undisputed`)."""
+
+
+def _undisputed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason, str] | None:
+    # Default deny: a call the engine found anything wrong with is not run, whatever the rest
+    # says (reviews kept finding contradictions, each reported as an anomaly and then executed:
+    # fragments before the call's start, a start input and deltas that disagree, a string
+    # reopened, an object replacing text, frames the SDK would skip).
+    for anomaly in call.anomalies:
+        if anomaly.code not in HARMLESS_CALL_ANOMALIES:
+            return "provider_error", (f"the stream disputes this call: {anomaly.code} at frame "
+                                      f"{anomaly.frame}: {anomaly.message}")[:200]
+    return None
+
+
 GATE: tuple[tuple[str, Check], ...] = (
     ("turn", _turn_complete),
     ("json", _json),
     ("schema", _schema),
     ("tool", _known),
+    ("disputed", _undisputed),
 )
 """The gate, in order: the first check that fails decides the refusal."""
 
@@ -151,14 +176,43 @@ GATE: tuple[tuple[str, Check], ...] = (
 # -- parsing -----------------------------------------------------------------------------------
 
 def parse_arguments(call: CallBuffer, empty_means_object: bool) -> Parsed | None:
-    """The strict parse of the whole text: no repair, trailing data refused."""
+    """The strict parse of the whole text: no repair, trailing data refused, and no object
+    with a key twice (parsers disagree on which one wins: found by review, the last
+    ``"path"`` of two was run)."""
     text = call.text
     if not text.strip() and empty_means_object:
         return {}, "empty argument text means no arguments in this protocol"
     try:
-        return orjson.loads(text), ""
+        value = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
+    return None if _duplicate_key(text) is not None else (value, "")
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Duplicate(key)
+        seen.add(key)
+
+
+def _duplicate_key(text: str) -> str | None:
+    """A key some object of ``text`` (valid JSON) has twice, or None. orjson keeps the last
+    silently; the standard library's parser tells each object's pairs to a hook."""
+    if text.count('"') < 4:  # (no room for two keys)
+        return None
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
+    except _Duplicate as exc:
+        return str(exc.args[0])
+    except (ValueError, RecursionError):  # (orjson read it; deeper than json's stack: let be)
+        return None
+    return None
 
 
 def call_parse_error(call: CallBuffer, empty_means_object: bool) -> str:
@@ -168,6 +222,9 @@ def call_parse_error(call: CallBuffer, empty_means_object: bool) -> str:
         orjson.loads(call.text)
     except orjson.JSONDecodeError as exc:
         return f"strict parse failed: {exc}"[:200]
+    duplicate = _duplicate_key(call.text)
+    if duplicate is not None:
+        return f"an object has the key {duplicate!r} twice (parsers disagree on which wins)"[:200]
     return "strict parse failed"
 
 

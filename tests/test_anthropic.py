@@ -367,7 +367,10 @@ def test_second_message_start_other_id_prefixes_keys() -> None:
         "block:0": "toolu_a", "msg2/block:0": "toolu_b", "msg3/block:0": "toolu_c"}
     assert arguments(events, "block:0") == '{"x'
     assert arguments(events, "msg2/block:0") == "{}"
-    assert closed(events) == ["block:0", "msg2/block:0", "msg3/block:0"]
+    # msg_b's stopped block is closed again, as cut, when msg_c replaces it: nothing vouched
+    # for it (no message_delta or message_stop), so the gate refuses it.
+    assert closed(events) == ["block:0", "msg2/block:0", "msg2/block:0", "msg3/block:0"]
+    assert [e.cut is not None for e in of(events, CallClosed)] == [True, False, True, False]
     assert codes(events) == ["spliced_message_start", "block_not_stopped",
                              "spliced_message_start", "missing_terminal"]
 

@@ -69,7 +69,7 @@ def test_gate_reasons_and_order(stream, action, reason):
 
 
 def test_gate_table_is_in_the_documented_order():
-    assert [name for name, _ in GATE] == ["turn", "json", "schema", "tool"]
+    assert [name for name, _ in GATE] == ["turn", "json", "schema", "tool", "disputed"]
 
 
 def test_schema_refusal_names_the_path():

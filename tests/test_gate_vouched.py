@@ -5,6 +5,7 @@ with its fragments. Found by review: each of these used to execute."""
 from __future__ import annotations
 
 import json
+import pathlib
 import random
 
 import pytest
@@ -332,3 +333,35 @@ def test_a_call_whose_id_changes_is_refused() -> None:
             + chat_call(0, '{"key":"Objective"}', id="call_B", type="function")
             + chat_chunk({}, "tool_calls") + "data: [DONE]\n\n").encode()
     assert decisions(data) == {"choice0/call0": ("refuse", "provider_error")}
+
+
+# -- the adversarial corpus (tests/adversarial: every stream a review made execute) -----------
+
+ADVERSARIAL = pathlib.Path(__file__).resolve().parent / "adversarial"
+CORPUS_TOOLS = ToolSet(json.loads((ADVERSARIAL / "tools.json").read_text()))
+REFUSED_AS = {
+    "a_splice": "truncated", "anth_refusal_then_tool_use": "provider_error",
+    "anth_server_tool_use": "unknown_tool", "b_startinput": "provider_error",
+    "c_eventmismatch": "provider_error", "c2_noevent": "provider_error",
+    "chat_id_changes": "provider_error", "chat_more_after_done": "truncated",
+    "chat_two_choices_filter": "provider_error", "d_dupkeys": "invalid_json",
+    "gem_two_candidates_safety": "provider_error", "i2_tooluse_after_stop": "provider_error",
+    "i_server_after_delta": "provider_error", "j_resp_delta_before_added": "provider_error",
+    "k_resp_final_name_differs": "provider_error", "l_chat_text_then_object": "provider_error",
+    "q_int_restart": "truncated", "resp_completed_status_incomplete": "truncated",
+    "resp_final_output_differs": "provider_error", "s_int_legacy_twice": "provider_error",
+    "u_gem_args_plus_partial": "provider_error", "v_gem_piece_replace": "provider_error",
+}
+
+
+def test_the_corpus_is_all_listed() -> None:
+    assert sorted(p.stem for p in ADVERSARIAL.glob("*.sse")) == sorted(REFUSED_AS)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_AS))
+@pytest.mark.parametrize("chunking", ["whole", "bytes:1", "random:5"])
+def test_nothing_in_the_adversarial_corpus_executes(name: str, chunking: str) -> None:
+    data = (ADVERSARIAL / f"{name}.sse").read_bytes()
+    steps = replay([(0.0, data)], tools=CORPUS_TOOLS, chunking=Chunking.parse(chunking))
+    found = {(s.decision.action, s.decision.reason) for s in steps if isinstance(s, DecisionStep)}
+    assert found == {("refuse", REFUSED_AS[name])}

@@ -100,6 +100,7 @@ class AnthropicReader(ProtocolReader):
         self._prefix = ""
         self._open: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
+        self._message_calls: list[str] = []  # the keys of the current message's calls
 
     # -- frame-level checks ---------------------------------------------------------------
 
@@ -107,17 +108,26 @@ class AnthropicReader(ProtocolReader):
         """``data.type`` is the discriminator; the ``event:`` line is checked against it here,
         the one hook that sees both the frame and the payload before dispatch."""
         kind = payload.get("type") if type(payload) is dict else None  # the base's, inline
+        if frame.event == kind and self._started:
+            return kind
+        # What follows is read differently by the SDK (it skips or raises): said on the block's
+        # call when the frame belongs to one, so the gate will not run what the SDK never saw.
+        index = payload.get("index") if type(payload) is dict else None
+        block = self._open.get(index) if type(index) is int else None
+        key = block.key if block is not None else self._key(index) if type(index) is int else None
         if frame.event is None:
             # anthropic-python skips events without an event: line (_streaming.py:82-110), so
             # what we read here is something the official SDK would never have seen.
             self.anomaly(frame, "event_name_missing",
-                         f"no event: line for {short(kind)} (the anthropic SDK skips such events)")
+                         f"no event: line for {short(kind)} (the anthropic SDK skips such events)",
+                         key=key)
         elif frame.event != kind:
             self.anomaly(frame, "event_name_mismatch",
-                         f"event: {short(frame.event)} but data.type is {short(kind)}")
+                         f"event: {short(frame.event)} but data.type is {short(kind)}", key=key)
         if not self._started and isinstance(kind, str) and kind not in BEFORE_START_OK:
             self.anomaly(frame, "event_before_message_start",
-                         f"{short(kind)} before message_start (the anthropic SDK raises here)")
+                         f"{short(kind)} before message_start (the anthropic SDK raises here)",
+                         key=key)
         return kind
 
     # -- handlers ---------------------------------------------------------------------------
@@ -155,7 +165,15 @@ class AnthropicReader(ProtocolReader):
         self.anomaly(frame, "spliced_message_start",
                      f"message_start with id {short(msg_id)} while message {short(old)} is "
                      "in progress; its blocks are keyed apart")
-        self._close_open(frame, f"message {short(old)} was replaced by {short(msg_id)}")
+        replaced = f"message {short(old)} was replaced by {short(msg_id)}"
+        still_open = {block.key for block in self._open.values()}
+        self._close_open(frame, replaced)
+        # Its stopped blocks are cut too: no message_delta or message_stop ever vouched for
+        # them (found by review: a superseded message's call executed).
+        for key in dict.fromkeys(self._message_calls):
+            if key not in still_open:
+                self.emit(CallClosed(frame.index, key, cut=f"{replaced} before it ended"))
+        self._message_calls = []
         self._messages += 1
         self._prefix = f"msg{self._messages}/"
         self._message_id = msg_id
@@ -182,6 +200,7 @@ class AnthropicReader(ProtocolReader):
         kind = CALL_BLOCKS.get(btype or "")
         entry = _Block(key, btype, kind)
         if kind is not None:
+            self._message_calls.append(key)
             self.emit(CallOpened(frame.index, key, id=_str_or_none(block.get("id")),
                                  name=_str_or_none(block.get("name")), kind=kind))
             start_input = block.get("input")

@@ -111,6 +111,7 @@ class GeminiInteractionsReader(ProtocolReader):
         self._hops = 0
         self._hop_open = False
         self._steps: dict[str, _Step] = {}
+        self._hop_calls: list[str] = []  # the keys of the current interaction's calls
         self._done = False
 
     # -- frame-level checks ---------------------------------------------------------------
@@ -151,9 +152,17 @@ class GeminiInteractionsReader(ProtocolReader):
 
     def _on_created(self, frame: Frame, payload: dict[str, Any]) -> None:
         if self._hop_open:
-            self.anomaly(frame, "interaction_restarted",
-                         f"{short(payload.get('event_type'))} before the previous interaction "
+            restarted = (f"{short(payload.get('event_type'))} before the previous interaction "
                          "completed")
+            self.anomaly(frame, "interaction_restarted", restarted)
+            # Nothing vouched for the previous interaction's calls: cut, stopped or not (found
+            # by review: a superseded interaction's call executed).
+            still_open = set(self._steps)
+            self._close_open(frame, restarted)
+            for key in dict.fromkeys(self._hop_calls):
+                if key not in still_open:
+                    self.emit(CallClosed(frame.index, key, cut=restarted))
+        self._hop_calls = []
         self._hops += 1
         self._hop_open = True
         interaction = payload.get("interaction")
@@ -218,6 +227,7 @@ class GeminiInteractionsReader(ProtocolReader):
             "server_tool" if stype in SERVER_CALLS else None)
         arguments = step.get("arguments")
         if kind is not None:
+            self._hop_calls.append(key)
             name = _str_or_none(step.get("name"))
             if name is None and kind == "server_tool" and stype:
                 # Most server steps carry no name; their type labels them (google_search).
@@ -276,6 +286,7 @@ class GeminiInteractionsReader(ProtocolReader):
     def _function_call_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
         """Legacy: the whole call in one delta. The name only appears here, so the call is
         announced again (the accumulator merges re-announcements)."""
+        self._hop_calls.append(key)
         self.emit(CallOpened(frame.index, key, id=_str_or_none(delta.get("id")),
                              name=_str_or_none(delta.get("name")), kind="function"))
         self._object_arguments(frame, key, delta, "function")

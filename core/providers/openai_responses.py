@@ -332,7 +332,19 @@ class OpenAIResponsesReader(ProtocolReader):
                 self.anomaly(frame, "call_only_in_final_response",
                              f"function_call {short(item.get('name'))} at output {idx} was never"
                              " streamed")
-            elif call.closed and isinstance(item.get("arguments"), str) \
+                continue
+            # The final response is what the SDK's get_final_response() hands a harness: what
+            # it says of a streamed call is checked too (found by review: a different name,
+            # call_id or status there passed).
+            call_id, name = _str(item.get("call_id")), _str(item.get("name"))
+            if (call_id is not None and call_id != call.call_id) or \
+                    (name is not None and name != call.name):
+                self.emit(CallOpened(frame.index, call.key, call_id=call_id, name=name))
+            item_status = item.get("status")
+            if call.closed and item_status is not None and item_status != "completed":
+                self.emit(CallClosed(frame.index, call.key, cut=f"{call.key} has status "
+                                     f"{short(item_status)} in the final response"))
+            if call.closed and isinstance(item.get("arguments"), str) \
                     and item["arguments"] != call.final:
                 # The final response is what the SDK's get_final_response() hands a harness: a
                 # copy that is not the one the done events gave goes to the accumulator, which
