@@ -1,18 +1,17 @@
-"""Per-call argument buffers and the turn they belong to: the accumulator every protocol shares.
+"""The turn a stream's call events build: the accumulator every protocol shares.
 
-:class:`TurnState` applies call events in order. Argument text is append-only and kept exactly
-as received; each fragment remembers its frame and its span in the text, so a view can show the
-text as it was at any earlier step by cutting at a fragment boundary. The draft status is
-computed incrementally by :class:`~.jsonprefix.JsonPrefixChecker`, so the cost of a fragment is
-proportional to the fragment, never to the buffer.
+:class:`TurnState` applies call events in order: it opens calls, appends their fragments to
+their :class:`~.call_buffer.CallBuffer`, closes them, and keeps what the turn as a whole has
+established (its terminal signal, stop reasons, errors, usage, text, anomalies).
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
+from .call_buffer import CallBuffer
 from .events import (
     CALL_CHANGES,
     Anomaly,
@@ -26,116 +25,11 @@ from .events import (
     ProviderError,
     StopReported,
     TextAppended,
-    TextOrigin,
     TurnEnded,
     UsageReported,
 )
 from .fork import shallow_copy
-from .jsonprefix import Draft, JsonPrefixChecker
 from .limits import DEFAULT_LIMITS, Limits
-
-
-class Fragment(NamedTuple):
-    """One fragment's place in its call's text (a named tuple: one is made per fragment)."""
-
-    frame: int | None
-    start: int
-    """Character offset of the fragment in the call's text."""
-    end: int
-    draft: Draft
-    """The draft status once this fragment was added."""
-
-
-_new = tuple.__new__
-"""Builds a :class:`Fragment` without the named tuple's generated ``__new__`` (a Python lambda
-around this call): half the cost, once per fragment."""
-
-
-@dataclass
-class CallBuffer:
-    key: str
-    opened_frame: int | None
-    id: str | None = None
-    call_id: str | None = None
-    name: str | None = None
-    kind: str = "function"
-    origin: TextOrigin = "raw"
-    closed: bool = False
-    closed_frame: int | None = None
-    provider_copy: str | None = None
-    changed_after_close: int | None = None
-    """The frame of the first argument change after the provider closed the call (the gate
-    refuses such a call: nobody vouched for the text it would run)."""
-    copy_differs: int | None = None
-    """The frame whose final copy of the arguments differs from the streamed fragments (the
-    gate refuses such a call: which text the provider meant is unknown)."""
-    cut: str | None = None
-    """Why the call was closed without the provider vouching that it is whole (see
-    :attr:`CallClosed.cut`): the gate refuses it as truncated."""
-    reidentified: str | None = None
-    """How the provider changed the call's function name or id (the gate refuses such a call:
-    which tool it meant, or which id its result answers, is unknown)."""
-    fragments: list[Fragment] = field(default_factory=list)
-    pieces: list[ArgumentPiece] = field(default_factory=list)
-    anomalies: list[Anomaly] = field(default_factory=list)
-    byte_length: int = 0
-    _parts: list[str] = field(default_factory=list, repr=False)
-    length: int = 0
-    """Characters of argument text so far (a field, not a property: read once per event)."""
-    _checker: JsonPrefixChecker = field(default_factory=JsonPrefixChecker, repr=False)
-
-    @property
-    def text(self) -> str:
-        """The whole argument text (joined once, then cached as a single part)."""
-        if len(self._parts) > 1:
-            self._parts[:] = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
-
-    @property
-    def draft(self) -> Draft:
-        # Every change of the text appends a fragment that records the status: no recomputation.
-        fragments = self.fragments
-        return fragments[-1].draft if fragments else self._checker.status
-
-    @property
-    def max_depth(self) -> int:
-        """The deepest nesting of the argument text (kept by the draft checker as it goes)."""
-        return self._checker.max_depth
-
-    @property
-    def draft_error(self) -> str | None:
-        error = self._checker.error
-        return None if error is None else f"at char {error.offset}: {error.message}"
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CallBuffer:
-        """A fork for ``callscope check``, which finishes a copy of the turn at every frame
-        boundary: the lists are copied, their items (immutable fragments, strings, events) are
-        shared, so a fork costs C-speed list copies instead of a walk over every object."""
-        twin = shallow_copy(self)
-        twin.fragments = list(self.fragments)
-        twin.pieces = list(self.pieces)
-        twin.anomalies = list(self.anomalies)
-        twin._parts = list(self._parts)
-        twin._checker = copy.deepcopy(self._checker, memo)
-        return twin
-
-    def append(self, frame: int | None, fragment: str) -> None:
-        start = self.length
-        self._parts.append(fragment)
-        self.length += len(fragment)
-        self.byte_length += (len(fragment) if fragment.isascii()
-                             else len(fragment.encode("utf-8", "surrogatepass")))
-        self.fragments.append(
-            _new(Fragment, (frame, start, self.length, self._checker.feed(fragment))))
-
-    def replace(self, frame: int | None, text: str, origin: TextOrigin) -> None:
-        """Protocols that send objects set the whole text at once."""
-        self._parts = [text]
-        self.length = len(text)
-        self.byte_length = len(text.encode("utf-8", "surrogatepass"))
-        self._checker = JsonPrefixChecker()
-        self.origin = origin
-        self.fragments.append(Fragment(frame, 0, self.length, self._checker.feed(text)))
 
 
 @dataclass
@@ -169,6 +63,9 @@ class TurnState:
     event after the terminal signal (:meth:`apply` reports it instead)."""
     late: set[str] = field(default_factory=set)
     """Calls whose events came after the terminal signal (each reported once)."""
+    orphans: dict[str, list[Anomaly]] = field(default_factory=dict)
+    """Anomalies about a call reported before it was opened: it takes them when it is (found by
+    review: the gate never saw them)."""
 
     @property
     def anomaly_total(self) -> int:
@@ -185,6 +82,7 @@ class TurnState:
         twin.text = {channel: list(parts) for channel, parts in self.text.items()}
         twin.anomaly_counts = dict(self.anomaly_counts)
         twin.late = set(self.late)
+        twin.orphans = {key: list(found) for key, found in self.orphans.items()}
         return twin
 
     def halt(self, frame: int | None, reason: str) -> Anomaly:
@@ -204,6 +102,8 @@ class TurnState:
             call = self.calls.get(anomaly.key) if anomaly.key is not None else None
             if call is not None:
                 call.anomalies.append(anomaly)
+            elif anomaly.key is not None:
+                self.orphans.setdefault(anomaly.key, []).append(anomaly)
             return [anomaly]
         if seen == cap + 1:
             notice = Anomaly(anomaly.frame, "anomalies_capped",
@@ -359,8 +259,9 @@ class TurnState:
     def _open(self, event: CallOpened, found: list[Anomaly]) -> None:
         call = self.calls.get(event.key)
         if call is None:
-            self.calls[event.key] = CallBuffer(event.key, event.frame, event.id, event.call_id,
-                                               event.name, event.kind)
+            call = self.calls[event.key] = CallBuffer(event.key, event.frame, event.id,
+                                                      event.call_id, event.name, event.kind)
+            call.anomalies.extend(self.orphans.pop(event.key, ()))
             return
         # A re-announcement (gateways repeat id and name on every chunk): set what was
         # missing, never concatenate, and say so when the identity changes.
@@ -383,6 +284,7 @@ class TurnState:
             found.append(Anomaly(frame, "delta_for_unknown_call",
                                  f"arguments for {key}, which was never opened (kept)", key))
             call = self.calls[key] = CallBuffer(key, frame)
+            call.anomalies.extend(self.orphans.pop(key, ()))
         return call
 
     def _close(self, event: CallClosed, found: list[Anomaly]) -> None:

@@ -15,7 +15,8 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from .calls import CallBuffer, TurnState
+from .call_buffer import CallBuffer
+from .calls import TurnState
 from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
 from .fork import shallow_copy

@@ -19,7 +19,8 @@ from typing import Any, Literal
 import jiter
 import orjson
 
-from .calls import CallBuffer, TurnState
+from .call_buffer import CallBuffer
+from .calls import TurnState
 from .demo_tools import run_demo_tool
 from .jsonprefix import Draft
 from .tools import ToolSet
@@ -143,6 +144,7 @@ def _known(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason
 HARMLESS_CALL_ANOMALIES = frozenset({
     "repeated_identity",  # gateways repeat id and name on every chunk (never concatenated)
     "missing_index",  # gateways that send no tool_calls index (routed by id, reported once)
+    "index_reused",  # Ollama: every call says index 0; a new id after arguments is a new call
     "item_id_changed",  # GitHub Copilot's proxy rotates item ids (routed by output_index)
     "missing_call_terminator",  # a real Vertex recording ends a whole call so
     "no_arguments",  # an Interactions call without arguments on the wire

@@ -339,7 +339,7 @@ def test_a_call_whose_id_changes_is_refused() -> None:
 
 ADVERSARIAL = pathlib.Path(__file__).resolve().parent / "adversarial"
 CORPUS_TOOLS = ToolSet(json.loads((ADVERSARIAL / "tools.json").read_text()))
-REFUSED_AS = {
+REFUSED_AS: dict[str, str | dict[str, str]] = {
     "a_splice": "truncated", "anth_refusal_then_tool_use": "provider_error",
     "anth_server_tool_use": "unknown_tool", "b_startinput": "provider_error",
     "c_eventmismatch": "provider_error", "c2_noevent": "provider_error",
@@ -351,6 +351,11 @@ REFUSED_AS = {
     "q_int_restart": "truncated", "resp_completed_status_incomplete": "truncated",
     "resp_final_output_differs": "provider_error", "s_int_legacy_twice": "provider_error",
     "u_gem_args_plus_partial": "provider_error", "v_gem_piece_replace": "provider_error",
+    # (a fifth review: the other call of each of these is whole and executes)
+    "r1_chat_noindex_two_open": {"choice0/call0": "execute", "choice0/call1": "provider_error"},
+    "r2_resp_itemid_vs_index": "provider_error",
+    "r3_resp_output_index_reused": {"item:fc_A": "execute", "item:fc_B": "provider_error"},
+    "r4_resp_call_missing_from_final": {"item:fc_A": "execute", "item:fc_B": "provider_error"},
 }
 
 
@@ -363,5 +368,10 @@ def test_the_corpus_is_all_listed() -> None:
 def test_nothing_in_the_adversarial_corpus_executes(name: str, chunking: str) -> None:
     data = (ADVERSARIAL / f"{name}.sse").read_bytes()
     steps = replay([(0.0, data)], tools=CORPUS_TOOLS, chunking=Chunking.parse(chunking))
-    found = {(s.decision.action, s.decision.reason) for s in steps if isinstance(s, DecisionStep)}
-    assert found == {("refuse", REFUSED_AS[name])}
+    found = {s.decision.call: s.decision.reason or s.decision.action
+             for s in steps if isinstance(s, DecisionStep)}
+    expected = REFUSED_AS[name]
+    if isinstance(expected, str):  # every call, refused so
+        assert found and set(found.values()) == {expected}
+    else:
+        assert found == expected

@@ -308,8 +308,18 @@ def test_missing_index_and_id_go_to_the_last_open_call() -> None:
                          + chunk(finish="tool_calls") + DONE)
     assert text_of(events, "choice0/call0") == "{}"
     assert text_of(events, "choice0/call1") == '{"a":1}'
-    assert [(e.code, e.frame, e.key) for e in of(events, Anomaly)] == \
-        [("missing_index", 1, "choice0/call1")]  # once per call
+    # missing_index once per call; with two calls open, each such fragment is a guess the gate
+    # will not run (ambiguous_fragment)
+    assert [(e.code, e.frame, e.key) for e in of(events, Anomaly)] == [
+        ("ambiguous_fragment", 1, "choice0/call1"), ("missing_index", 1, "choice0/call1"),
+        ("ambiguous_fragment", 2, "choice0/call1")]
+
+
+def test_missing_index_and_id_with_one_call_open_is_no_guess() -> None:
+    events = read_stream(chunk(tc(0, "call_a", "f", '{"a":')) + chunk(tc(args="1}"))
+                         + chunk(finish="tool_calls") + DONE)
+    assert text_of(events, "choice0/call0") == '{"a":1}'
+    assert codes(events) == ["missing_index"]
 
 
 def test_empty_object_then_more() -> None:

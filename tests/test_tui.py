@@ -564,9 +564,9 @@ async def test_the_palettes_screenshot_is_saved_in_the_working_directory(tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         (command,) = [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]
         command.callback()
-        for _ in range(50):
+        for _ in range(100):  # (until the save thread has told the app: it calls back into it)
             await pilot.pause(0.05)
-            if list(tmp_path.glob("*.svg")):
+            if any("screenshot" in str(n.message).lower() for n in app._notifications):
                 break
         assert len(list(tmp_path.glob("*.svg"))) == 1
 

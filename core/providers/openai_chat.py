@@ -283,6 +283,13 @@ class OpenAIChatReader(ProtocolReader):
                 call, new = self._new(c, f"choice{c}/id:{call_id}", call_id), True
         else:
             open_calls = [k for k in self._order.get(c, []) if not k.closed]
+            if len(open_calls) > 1:
+                # A guess between several open calls (the SDK raises here): the call it goes to
+                # is disputed (found by review: another call's arguments were completed).
+                self.anomaly(frame, "ambiguous_fragment",
+                             f"a tool_calls fragment with neither index nor id, while "
+                             f"{len(open_calls)} calls are open: given to the last one",
+                             key=open_calls[-1].key)
             if open_calls:
                 call = open_calls[-1]
             else:

@@ -180,6 +180,14 @@ class OpenAIResponsesReader(ProtocolReader):
         call = self._find(item_id, output_index)
         if call is None:
             return _key(item_id, output_index)  # the accumulator reports the unknown call
+        at = self._call_at.get(output_index) if output_index is not None else None
+        if at is not None and at is not call:
+            # The id names one call, the output_index another (the SDK routes by the index):
+            # both are disputed (found by review: the two readings built different arguments).
+            for disputed in (call, at):
+                self.anomaly(frame, "routing_disagrees",
+                             f"an event's item_id names {call.key}, its output_index "
+                             f"{output_index} names {at.key}", key=disputed.key)
         if item_id is not None and call.item_id is not None and item_id != call.item_id \
                 and not call.id_change_reported:
             call.id_change_reported = True
@@ -324,10 +332,13 @@ class OpenAIResponsesReader(ProtocolReader):
         if isinstance(usage, dict):
             self.emit(UsageReported(frame.index, usage))
         output = response.get("output")
+        listed: set[str] = set()
         for idx, item in enumerate(output if isinstance(output, list) else []):
             if not (isinstance(item, dict) and item.get("type") == "function_call"):
                 continue
             call = self._find(_str(item.get("id")), idx)
+            if call is not None:
+                listed.add(call.key)
             if call is None:
                 self.anomaly(frame, "call_only_in_final_response",
                              f"function_call {short(item.get('name'))} at output {idx} was never"
@@ -354,6 +365,14 @@ class OpenAIResponsesReader(ProtocolReader):
                                  f"the final response's copy {short(item['arguments'])} is not "
                                  "the done events'", key=call.key)
                 self.emit(CallClosed(frame.index, call.key, item["arguments"]))
+        if isinstance(output, list) and listed:
+            # A streamed call the final response leaves out is not in what get_final_response()
+            # hands a harness (found by review: it executed). (An empty output says nothing.)
+            for call in self._calls.values():
+                if call.key not in listed:
+                    self.anomaly(frame, "call_missing_from_final_response",
+                                 f"{call.key} was streamed but the final response does not list "
+                                 "it", key=call.key)
         return response
 
     def _on_completed(self, frame: Frame, payload: dict[str, Any]) -> None:
