@@ -29,56 +29,7 @@ from ..events import (
 from ..fork import Record
 from ..frame import Frame
 from .base import Handler, ProtocolReader, int_or_none, short
-
-# response.incomplete reasons -> "failed" (every incomplete response is cut). The SDK enum says
-# max_output_tokens; the openapi example says max_tokens: accept both (PROTOCOLS.md §1.4).
-_INCOMPLETE_FAILED: dict[str, bool] = {
-    "max_output_tokens": False,
-    "max_tokens": False,
-    "max_messages": False,
-    "steered": False,
-    "content_filter": True,
-}
-
-# Which delta events carry assistant text, and on which channel.
-_TEXT_EVENTS: dict[str, str] = {
-    "response.output_text.delta": "text",
-    "response.refusal.delta": "refusal",
-    "response.reasoning_summary_text.delta": "reasoning",
-    "response.reasoning_text.delta": "reasoning",
-}
-
-# Output items that are not client calls: text, reasoning, and tools the server runs itself.
-# Any other item type (custom_tool_call, computer_call, …) is reported, not silently skipped.
-_NOT_CALLS = frozenset({
-    "message", "reasoning", "web_search_call", "file_search_call", "code_interpreter_call",
-    "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
-    "tool_search_call", "compaction",
-})
-
-# Events that carry nothing a call or the turn's verdict needs (their facts come again in the
-# item/response objects we do read). Listed so that they are not reported as unknown.
-_QUIET = frozenset({
-    "response.created", "response.in_progress", "response.queued",
-    "response.content_part.added", "response.content_part.done",
-    "response.output_text.done", "response.output_text.annotation.added",
-    "response.refusal.done", "response.reasoning_text.done",
-    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
-    "response.reasoning_summary_text.done",
-    "response.web_search_call.in_progress", "response.web_search_call.searching",
-    "response.web_search_call.completed",
-    "response.file_search_call.in_progress", "response.file_search_call.searching",
-    "response.file_search_call.completed",
-    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
-    "response.code_interpreter_call.completed", "response.code_interpreter_call_code.delta",
-    "response.code_interpreter_call_code.done",
-    "response.image_generation_call.in_progress", "response.image_generation_call.generating",
-    "response.image_generation_call.partial_image", "response.image_generation_call.completed",
-    "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed",
-    "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
-    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed",
-    "response.mcp_list_tools.failed",
-})
+from .responses_events import INCOMPLETE_FAILED, NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
 
 
 def _str(value: Any) -> str | None:
@@ -253,7 +204,7 @@ class OpenAIResponsesReader(ProtocolReader):
             self._index_owner[idx] = key
         if kind == "function_call":
             self._open(frame, key, item, idx)
-        elif not (isinstance(kind, str) and kind in _NOT_CALLS):
+        elif not (isinstance(kind, str) and kind in NOT_CALLS):
             self.anomaly(frame, "unhandled_item",
                          f"output item type {short(kind)} is not read as a call", key=key)
 
@@ -307,7 +258,7 @@ class OpenAIResponsesReader(ProtocolReader):
         delta = payload.get("delta")
         if isinstance(delta, str):
             if delta:
-                self.emit(TextAppended(frame.index, _TEXT_EVENTS[payload["type"]], delta))
+                self.emit(TextAppended(frame.index, TEXT_EVENTS[payload["type"]], delta))
         else:
             self.anomaly(frame, "bad_delta", f"text delta is not a string: {short(delta)}")
 
@@ -393,7 +344,7 @@ class OpenAIResponsesReader(ProtocolReader):
         response = self._final_response(frame, payload, "incomplete")
         details = response.get("incomplete_details")
         reason = _str(details.get("reason")) if isinstance(details, dict) else None
-        failed = _INCOMPLETE_FAILED.get(reason or "")
+        failed = INCOMPLETE_FAILED.get(reason or "")
         if failed is None:
             self.anomaly(frame, "unknown_incomplete_reason",
                          f"incomplete_details.reason {short(reason)}")
@@ -414,8 +365,8 @@ class OpenAIResponsesReader(ProtocolReader):
         pass
 
     handlers: ClassVar[dict[str, Handler]] = {
-        **dict.fromkeys(_QUIET, _ignore),
-        **dict.fromkeys(_TEXT_EVENTS, _on_text),
+        **dict.fromkeys(QUIET_EVENTS, _ignore),
+        **dict.fromkeys(TEXT_EVENTS, _on_text),
         "response.output_item.added": _on_item_added,
         "response.output_item.done": _on_item_done,
         "response.function_call_arguments.delta": _on_arguments_delta,
