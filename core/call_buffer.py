@@ -61,6 +61,9 @@ class CallBuffer:
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
+    disputed: Anomaly | None = None
+    """The first anomaly on this call that disputes it (not one of ``calls.DISPUTE_FREE``),
+    kept whatever the anomaly caps: the gate refuses the call."""
     byte_length: int = 0
     _parts: list[str] = field(default_factory=list, repr=False)
     length: int = 0

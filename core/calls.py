@@ -31,6 +31,18 @@ from .events import (
 from .fork import shallow_copy
 from .limits import DEFAULT_LIMITS, Limits
 
+DISPUTE_FREE = frozenset({
+    "repeated_identity",  # gateways repeat id and name on every chunk (never concatenated)
+    "missing_index",  # gateways that send no tool_calls index (routed by id, reported once)
+    "index_reused",  # Ollama: every call says index 0; a new id after arguments is a new call
+    "item_id_changed",  # GitHub Copilot's proxy rotates item ids (routed by output_index)
+    "missing_call_terminator",  # a real Vertex recording ends a whole call so
+    "no_arguments",  # an Interactions call without arguments on the wire
+})
+"""Anomalies found on a call that do not dispute what it says: each is a documented shape of a
+real provider or gateway. Any other anomaly on a call disputes it (:attr:`CallBuffer.disputed`),
+and the gate refuses a disputed call (``harness._undisputed``)."""
+
 
 @dataclass
 class TurnState:
@@ -64,8 +76,10 @@ class TurnState:
     late: set[str] = field(default_factory=set)
     """Calls whose events came after the terminal signal (each reported once)."""
     orphans: dict[str, list[Anomaly]] = field(default_factory=dict)
-    """Anomalies about a call reported before it was opened: it takes them when it is (found by
-    review: the gate never saw them)."""
+    """Anomalies about a call reported before it was opened (up to the caps): it takes them
+    when it is (found by review: the gate never saw them)."""
+    disputes: dict[str, Anomaly] = field(default_factory=dict)
+    """The first disputing anomaly of each call not opened yet (not capped)."""
 
     @property
     def anomaly_total(self) -> int:
@@ -83,6 +97,7 @@ class TurnState:
         twin.anomaly_counts = dict(self.anomaly_counts)
         twin.late = set(self.late)
         twin.orphans = {key: list(found) for key, found in self.orphans.items()}
+        twin.disputes = dict(self.disputes)
         return twin
 
     def halt(self, frame: int | None, reason: str) -> Anomaly:
@@ -96,6 +111,14 @@ class TurnState:
         code = anomaly.code
         seen = self.anomaly_counts.get(code, 0) + 1
         self.anomaly_counts[code] = seen
+        if anomaly.key is not None and code not in DISPUTE_FREE:
+            # Marked whatever the cap (found by review: 1,000 harmless anomalies of one code
+            # first, and a dispute of that code no longer reached its call).
+            disputed = self.calls.get(anomaly.key)
+            if disputed is None:
+                self.disputes.setdefault(anomaly.key, anomaly)
+            elif disputed.disputed is None:
+                disputed.disputed = anomaly
         cap = self.limits.max_anomalies_per_code
         if seen <= cap:
             self.anomalies.append(anomaly)
@@ -262,6 +285,7 @@ class TurnState:
             call = self.calls[event.key] = CallBuffer(event.key, event.frame, event.id,
                                                       event.call_id, event.name, event.kind)
             call.anomalies.extend(self.orphans.pop(event.key, ()))
+            call.disputed = self.disputes.pop(event.key, None)
             return
         # A re-announcement (gateways repeat id and name on every chunk): set what was
         # missing, never concatenate, and say so when the identity changes.
@@ -285,6 +309,7 @@ class TurnState:
                                  f"arguments for {key}, which was never opened (kept)", key))
             call = self.calls[key] = CallBuffer(key, frame)
             call.anomalies.extend(self.orphans.pop(key, ()))
+            call.disputed = self.disputes.pop(key, None)
         return call
 
     def _close(self, event: CallClosed, found: list[Anomaly]) -> None:

@@ -141,28 +141,34 @@ def _known(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason
     return None
 
 
-HARMLESS_CALL_ANOMALIES = frozenset({
-    "repeated_identity",  # gateways repeat id and name on every chunk (never concatenated)
-    "missing_index",  # gateways that send no tool_calls index (routed by id, reported once)
-    "index_reused",  # Ollama: every call says index 0; a new id after arguments is a new call
-    "item_id_changed",  # GitHub Copilot's proxy rotates item ids (routed by output_index)
-    "missing_call_terminator",  # a real Vertex recording ends a whole call so
-    "no_arguments",  # an Interactions call without arguments on the wire
-})
-"""Anomalies found on a call that do not dispute what it says: each is a documented shape of a
-real provider or gateway. Any other anomaly on a call refuses it (see :func:`_undisputed`)."""
-
-
 def _undisputed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[Reason, str] | None:
     # Default deny: a call the engine found anything wrong with is not run, whatever the rest
     # says (reviews kept finding contradictions, each reported as an anomaly and then executed:
     # fragments before the call's start, a start input and deltas that disagree, a string
-    # reopened, an object replacing text, frames the SDK would skip).
-    for anomaly in call.anomalies:
-        if anomaly.code not in HARMLESS_CALL_ANOMALIES:
-            return "provider_error", (f"the stream disputes this call: {anomaly.code} at frame "
-                                      f"{anomaly.frame}: {anomaly.message}")[:200]
+    # reopened, an object replacing text, frames the SDK would skip). The accumulator marks
+    # the call with its first such anomaly, past the anomaly caps too (calls.DISPUTE_FREE).
+    anomaly = call.disputed
+    if anomaly is not None:
+        return "provider_error", (f"the stream disputes this call: {anomaly.code} at frame "
+                                  f"{anomaly.frame}: {anomaly.message}")[:200]
+    unread = next((code for code in UNREADABLE if code in ctx.turn.anomaly_counts), None)
+    if unread is not None:
+        first = next((a for a in ctx.turn.anomalies if a.code == unread), None)
+        where = f" at frame {first.frame}" if first is not None else ""
+        return "provider_error", (f"the stream holds a frame the engine could not read "
+                                  f"({unread}{where}): what it carried is unknown")[:200]
     return None
+
+
+UNREADABLE = (
+    "not_json", "not_an_object", "bad_index", "bad_choice", "bad_choices", "bad_tool_call",
+    "bad_tool_calls", "bad_delta", "bad_part", "bad_function_call", "bad_candidate",
+    "bad_candidates", "bad_item", "bad_block", "bad_step", "sequence_gap",
+)
+"""Anomalies of the turn (not of one call) that mean a frame, or part of one, could not be read
+and was dropped: whatever it carried might have belonged to any call, so none is run (found by
+review: a fragment in a frame the engine could not parse was lost, and its call ran without
+it; the SDKs raise there). Counted past the anomaly caps."""
 
 
 GATE: tuple[tuple[str, Check], ...] = (

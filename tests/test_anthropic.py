@@ -326,9 +326,9 @@ def test_stop_reason_table(reason: str, cut: bool, failed: bool) -> None:
     assert STOP_REASONS[reason] == (cut, failed)
 
 
-def test_unknown_stop_reason_is_reported_not_classified() -> None:
+def test_unknown_stop_reason_is_reported_and_taken_as_failed() -> None:
     events = run(sse(start(), message_delta("napping"), MESSAGE_STOP))
-    assert stop(events) == StopReported(1, "napping", cut=False, failed=False)
+    assert stop(events) == StopReported(1, "napping", cut=False, failed=True)
     assert codes(events) == ["unknown_stop_reason"]
 
 

@@ -356,6 +356,15 @@ REFUSED_AS: dict[str, str | dict[str, str]] = {
     "r2_resp_itemid_vs_index": "provider_error",
     "r3_resp_output_index_reused": {"item:fc_A": "execute", "item:fc_B": "provider_error"},
     "r4_resp_call_missing_from_final": {"item:fc_A": "execute", "item:fc_B": "provider_error"},
+    # (a sixth review: the anomaly cap, unreadable frames, [DONE] where the SDKs stop, unknown
+    # stop reasons)
+    "anth_cap_bypass": "provider_error", "anth_float_index": "provider_error",
+    "anth_notjson_mid": "provider_error", "chat_bad_choice": "provider_error",
+    "chat_done_prefix": "truncated", "chat_function_string": "provider_error",
+    "chat_notjson_mid": "provider_error", "chat_string_index": "provider_error",
+    "chat_toolcalls_object": "provider_error", "chat_unknown_finish": "provider_error",
+    "gem_bad_part_mid": "provider_error", "int_completed_no_status": "provider_error",
+    "int_more_after_done": "truncated", "int_unknown_status": "provider_error",
 }
 
 

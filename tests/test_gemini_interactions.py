@@ -254,9 +254,9 @@ def test_failed_status_with_error_is_a_provider_error() -> None:
     assert of(events, TurnEnded) == [TurnEnded(1, "interaction.completed")]
 
 
-def test_unknown_status_ends_the_turn_and_is_reported() -> None:
+def test_unknown_status_ends_the_turn_as_failed_and_is_reported() -> None:
     events = run(sse(created(), completed("snoozing")) + DONE)
-    assert stops(events) == [("snoozing", False, False)]
+    assert stops(events) == [("snoozing", False, True)]
     assert codes(events) == ["unknown_status"]
     assert of(events, TurnEnded)
 

@@ -253,9 +253,9 @@ def test_finish_reason_table(reason: str, cut: bool, failed: bool) -> None:
     assert codes(events) == []
 
 
-def test_unknown_finish_reason_is_reported() -> None:
+def test_unknown_finish_reason_is_reported_and_taken_as_failed() -> None:
     events = read_stream(chunk(finish="eos") + DONE)
-    assert [(s.reason, s.cut, s.failed) for s in of(events, StopReported)] == [("eos", False, False)]
+    assert [(s.reason, s.cut, s.failed) for s in of(events, StopReported)] == [("eos", False, True)]
     assert codes(events) == ["unknown_finish_reason"]
 
 

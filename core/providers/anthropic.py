@@ -291,9 +291,10 @@ class AnthropicReader(ProtocolReader):
         reason = delta.get("stop_reason")
         if isinstance(reason, str):
             verdict = STOP_REASONS.get(reason)
-            if verdict is None:
-                self.anomaly(frame, "unknown_stop_reason", f"unknown stop_reason {short(reason)}")
-            cut, failed = verdict or (False, False)
+            if verdict is None:  # not known to be a success: a failure, as for the others
+                self.anomaly(frame, "unknown_stop_reason",
+                             f"unknown stop_reason {short(reason)}; treated as failed")
+            cut, failed = verdict or (False, True)
             self.emit(StopReported(frame.index, reason, cut, failed))
         elif reason is not None:
             self.anomaly(frame, "bad_stop_reason", f"stop_reason is not a string ({short(reason)})")

@@ -82,6 +82,8 @@ class ProtocolReader:
     def __init__(self) -> None:
         self.ended = False
         self.terminal_frame: int | None = None
+        self.done_frame: int | None = None
+        """The first ``[DONE]`` (any protocol): the SDKs stop reading there."""
         self._out: list[CallEvent] = []
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ProtocolReader:
@@ -103,8 +105,19 @@ class ProtocolReader:
         out: list[CallEvent] = []
         self._out = out
         data = frame.data
-        # The sentinel test must not copy every payload: look at its first bytes first.
-        if data[:1] != "{" and "[DONE]" in data[:16] and data.strip() == DONE_SENTINEL:
+        if self.done_frame is not None and not self.ended:
+            # The SDKs stop reading at [DONE]: what comes after one that did not end the turn is
+            # reported, not read (found by review: it could still complete the turn and run).
+            self.anomaly(frame, "data_after_done", f"data after [DONE] at frame "
+                                                   f"{self.done_frame}: not read")
+            return out
+        # The sentinel test must not copy every payload: look at its first bytes first. Like
+        # openai-python, any data that starts with [DONE] is the sentinel ("[DONE]x" too).
+        if data[:1] != "{" and "[DONE]" in data[:16] and data.lstrip().startswith(DONE_SENTINEL):
+            if data.strip() != DONE_SENTINEL:
+                self.anomaly(frame, "done_with_more", f"{short(data.strip())} read as [DONE]")
+            if self.done_frame is None:
+                self.done_frame = frame.index
             self.on_done(frame)
             return out
         try:

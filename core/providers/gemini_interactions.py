@@ -180,12 +180,15 @@ class GeminiInteractionsReader(ProtocolReader):
         interaction = interaction if isinstance(interaction, dict) else {}
         status = interaction.get("status")
         verdict = STATUSES.get(status) if isinstance(status, str) else None
-        if not isinstance(status, str):
-            self.anomaly(frame, "missing_status", f"{signal} without interaction.status")
+        if not isinstance(status, str):  # not known to be a success: a failure
+            self.anomaly(frame, "missing_status",
+                         f"{signal} without interaction.status; treated as failed")
+            self.emit(StopReported(frame.index, "no status", cut=False, failed=True))
         else:
-            if verdict is None:
-                self.anomaly(frame, "unknown_status", f"unknown interaction status {short(status)}")
-            verdict = verdict or _Verdict(False, False, True)
+            if verdict is None:  # (found by review: an unknown status ended the turn as a success)
+                self.anomaly(frame, "unknown_status",
+                             f"unknown interaction status {short(status)}; treated as failed")
+            verdict = verdict or _Verdict(False, True, True)
             self.emit(StopReported(frame.index, status, verdict.cut, verdict.failed))
             if verdict.failed:
                 error = interaction.get("error", payload.get("error"))

@@ -94,7 +94,6 @@ class OpenAIChatReader(ProtocolReader):
         self._choices: set[int] = set()
         self._finished: set[int] = set()
         self._unindexed = 0
-        self._done_frame: int | None = None
 
     # -- framing --------------------------------------------------------------------------
 
@@ -109,13 +108,6 @@ class OpenAIChatReader(ProtocolReader):
         return None
 
     def on_done(self, frame: Frame) -> None:
-        if self._done_frame is not None and not self.ended:
-            # The stream ended at the first [DONE] (the SDKs stop reading there): a later one
-            # cannot make a turn that had no finish_reason complete.
-            self.anomaly(frame, "data_after_done", f"[DONE] again after [DONE] at frame "
-                                                   f"{self._done_frame}: not read")
-            return
-        self._done_frame = frame.index
         if not self._finished:
             # No proof that any call finished: no TurnEnded, so the gate treats the turn as cut.
             self.anomaly(frame, "done_without_finish_reason",
@@ -132,12 +124,6 @@ class OpenAIChatReader(ProtocolReader):
         self.error_payload(frame, payload["error"])
 
     def _on_chunk(self, frame: Frame, payload: dict[str, Any]) -> None:
-        if self._done_frame is not None and not self.ended:
-            # (found by review: the rest of a call after a [DONE] without finish_reason, then a
-            # finish_reason and a second [DONE], made a complete turn that executed)
-            self.anomaly(frame, "data_after_done",
-                         f"chunk after [DONE] (frame {self._done_frame}): not read")
-            return
         obj = payload.get("object")
         if obj is not None and not (isinstance(obj, str) and obj in _CHUNK_OBJECTS):
             self.anomaly(frame, "unexpected_object", f"object {short(obj)} in a chunk stream")
@@ -204,9 +190,11 @@ class OpenAIChatReader(ProtocolReader):
             self.anomaly(frame, "bad_finish_reason", f"finish_reason {short(reason)}")
             reason = short(reason)
         verdict = _FINISH.get(reason)
-        if verdict is None:
-            self.anomaly(frame, "unknown_finish_reason", f"finish_reason {short(reason)}")
-            verdict = (False, False)
+        if verdict is None:  # not known to be a success: a failure (found by review: DeepSeek's
+            # insufficient_system_resource, an interrupted output, executed)
+            self.anomaly(frame, "unknown_finish_reason",
+                         f"finish_reason {short(reason)} is not documented; treated as failed")
+            verdict = (False, True)
         if c in self._finished:
             self.anomaly(frame, "repeated_finish_reason", f"choice {c} finished again ({reason})")
         self._finished.add(c)
