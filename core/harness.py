@@ -155,20 +155,22 @@ def _undisputed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> tuple[R
     if unread is not None:
         first = next((a for a in ctx.turn.anomalies if a.code == unread), None)
         where = f" at frame {first.frame}" if first is not None else ""
-        return "provider_error", (f"the stream holds a frame the engine could not read "
-                                  f"({unread}{where}): what it carried is unknown")[:200]
+        return "provider_error", (f"the stream holds a frame the engine or the SDK could not "
+                                  f"read ({unread}{where}): what it carried is unknown")[:200]
     return None
 
 
 UNREADABLE = (
     "not_json", "not_an_object", "bad_index", "bad_choice", "bad_choices", "bad_tool_call",
     "bad_tool_calls", "bad_delta", "bad_part", "bad_function_call", "bad_candidate",
-    "bad_candidates", "bad_item", "bad_block", "bad_step", "sequence_gap",
+    "bad_candidates", "bad_item", "bad_block", "bad_step", "sequence_gap", "missing_choice_index",
+    "event_name_missing", "event_name_mismatch",
 )
 """Anomalies of the turn (not of one call) that mean a frame, or part of one, could not be read
-and was dropped: whatever it carried might have belonged to any call, so none is run (found by
-review: a fragment in a frame the engine could not parse was lost, and its call ran without
-it; the SDKs raise there). Counted past the anomaly caps."""
+and was dropped, or that the official SDK would read otherwise (a choice without its index, an
+Anthropic frame without its event: line): whatever it carried might have belonged to any call,
+so none is run (found by review: a fragment in a frame the engine could not parse was lost,
+and its call ran without it; the SDKs raise there). Counted past the anomaly caps."""
 
 
 GATE: tuple[tuple[str, Check], ...] = (

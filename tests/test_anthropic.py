@@ -248,7 +248,7 @@ def test_padded_data_lines_parse() -> None:
     data = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m"}}   \n\n'
             b'event: message_stop\ndata: {"type":"message_stop" }          \n\n')
     events = run(data)
-    assert codes(events) == []
+    assert codes(events) == ["missing_stop_reason"]  # (no message_delta in this stream)
     assert of(events, TurnEnded) == [TurnEnded(1, "message_stop")]
 
 
@@ -301,7 +301,8 @@ def test_blocks_open_at_message_stop_are_closed_and_flagged() -> None:
                                   "content_block": {"type": "text", "text": ""}}),
                      tool_start(1), json_delta(1, '{"a":'), MESSAGE_STOP))
     flagged = [(a.code, a.key, a.frame) for a in of(events, Anomaly)]
-    assert flagged == [("block_not_stopped", "block:0", 4), ("block_not_stopped", "block:1", 4)]
+    assert flagged == [("block_not_stopped", "block:0", 4), ("block_not_stopped", "block:1", 4),
+                       ("missing_stop_reason", None, 4)]
     # Text blocks are not calls; the tool block is closed as cut: the gate refuses it.
     assert of(events, CallClosed) == [CallClosed(4, "block:1", cut=of(events, Anomaly)[1].message)]
     assert of(events, TurnEnded) == [TurnEnded(4, "message_stop")]
@@ -378,13 +379,13 @@ def test_second_message_start_other_id_prefixes_keys() -> None:
 def test_event_line_disagreeing_with_data_type() -> None:
     # Dispatch follows data.type; the disagreement is reported.
     events = run(sse(start(), ("content_block_stop", {"type": "message_stop"})))
-    assert codes(events) == ["event_name_mismatch"]
+    assert codes(events) == ["event_name_mismatch", "missing_stop_reason"]
     assert of(events, TurnEnded) == [TurnEnded(1, "message_stop")]
 
 
 def test_missing_event_line_is_reported() -> None:
     events = run(sse(start(), (None, {"type": "message_stop"})))
-    assert codes(events) == ["event_name_missing"]
+    assert codes(events) == ["event_name_missing", "missing_stop_reason"]
     assert of(events, TurnEnded) == [TurnEnded(1, "message_stop")]
 
 
@@ -452,4 +453,4 @@ def test_later_fragments_get_the_first_fragments_checks() -> None:
 
 def test_data_after_message_stop_is_reported() -> None:
     events = run(sse(start(), MESSAGE_STOP, ("ping", {"type": "ping"})))
-    assert codes(events) == ["data_after_terminal"]
+    assert codes(events) == ["missing_stop_reason", "data_after_terminal"]

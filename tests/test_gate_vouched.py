@@ -365,6 +365,13 @@ REFUSED_AS: dict[str, str | dict[str, str]] = {
     "chat_toolcalls_object": "provider_error", "chat_unknown_finish": "provider_error",
     "gem_bad_part_mid": "provider_error", "int_completed_no_status": "provider_error",
     "int_more_after_done": "truncated", "int_unknown_status": "provider_error",
+    # (a seventh review: no stop reason, frames the SDK skips, wrongly typed indexes and parts)
+    "anth_bad_stop_reason": "provider_error", "anth_no_message_delta": "provider_error",
+    "anth_no_stop_reason": "provider_error", "anth_null_stop_reason": "provider_error",
+    "anth_stop_noevent": "provider_error", "anth_stop_under_ping": "provider_error",
+    "chat_choice_index_missing": "provider_error", "chat_choice_index_string": "provider_error",
+    "gem_content_not_object": "provider_error", "gem_index_string": "provider_error",
+    "gem_parts_not_list": "provider_error",
 }
 
 

@@ -101,6 +101,7 @@ class AnthropicReader(ProtocolReader):
         self._open: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
         self._message_calls: list[str] = []  # the keys of the current message's calls
+        self._stopped = False  # a message_delta gave a stop reason
 
     # -- frame-level checks ---------------------------------------------------------------
 
@@ -296,8 +297,12 @@ class AnthropicReader(ProtocolReader):
                              f"unknown stop_reason {short(reason)}; treated as failed")
             cut, failed = verdict or (False, True)
             self.emit(StopReported(frame.index, reason, cut, failed))
-        elif reason is not None:
-            self.anomaly(frame, "bad_stop_reason", f"stop_reason is not a string ({short(reason)})")
+            self._stopped = True
+        elif reason is not None:  # not known to be a success: a failure
+            self.anomaly(frame, "bad_stop_reason",
+                         f"stop_reason is not a string ({short(reason)}); treated as failed")
+            self.emit(StopReported(frame.index, short(reason), cut=False, failed=True))
+            self._stopped = True
         details = delta.get("stop_details")
         if isinstance(details, dict):
             # A refusal's explanation is the only text the user gets for it.
@@ -306,6 +311,10 @@ class AnthropicReader(ProtocolReader):
 
     def _on_message_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
         self._close_open(frame, "message_stop arrived first")
+        if not self._stopped:  # no stop_reason at all: not known to be a success (found by review)
+            self.anomaly(frame, "missing_stop_reason",
+                         "message_stop without any stop_reason; treated as failed")
+            self.emit(StopReported(frame.index, "none", cut=False, failed=True))
         self.end_turn(frame, "message_stop")
 
     def _on_ping(self, frame: Frame, payload: dict[str, Any]) -> None:

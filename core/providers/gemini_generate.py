@@ -136,10 +136,18 @@ class GeminiGenerateReader(ProtocolReader):
                 self.anomaly(frame, "bad_candidate", f"candidate {pos} is {short(cand)}")
                 continue
             index = int_or_none(cand.get("index", pos))  # Vertex omits index: the position stands in
+            if index is None:  # (present but not an integer: whose candidate is unknown)
+                self.anomaly(frame, "bad_index", f"candidate {pos} has index "
+                                                 f"{short(cand.get('index'))}")
             c = pos if index is None else index
             state = self._cands.setdefault(c, _Candidate())
             content = cand.get("content")
             parts = content.get("parts") if isinstance(content, dict) else None
+            if (content is not None and not isinstance(content, dict)) or \
+                    (parts is not None and not isinstance(parts, list)):
+                # (found by review: dropped without a word, with the piece it carried)
+                self.anomaly(frame, "bad_part", f"candidate {pos}: content or parts of the wrong "
+                                                f"type ({short(content)})")
             for part in parts if isinstance(parts, list) else ():
                 self._part(frame, c, state, part)
             if cand.get("finishReason") is not None:
