@@ -155,8 +155,7 @@ class GeminiInteractionsReader(ProtocolReader):
             restarted = (f"{short(payload.get('event_type'))} before the previous interaction "
                          "completed")
             self.anomaly(frame, "interaction_restarted", restarted)
-            # Nothing vouched for the previous interaction's calls: cut, stopped or not (found
-            # by review: a superseded interaction's call executed).
+            # Nothing vouched for its calls, stopped or not: all are cut (a review ran one).
             still_open = set(self._steps)
             self._close_open(frame, restarted)
             for key in dict.fromkeys(self._hop_calls):
@@ -220,9 +219,8 @@ class GeminiInteractionsReader(ProtocolReader):
         stype = _str_or_none(step.get("type"))
         old = self._steps.get(key)
         if old is not None:
-            # The old step never stopped: it is cut, and what the new one sends under the same
-            # key changes a closed call (the gate refuses both: found by review, the two steps'
-            # text used to be spliced into one call and executed).
+            # The old step is cut; the new one's text then changes a closed call: both refused
+            # (found by review: the two steps' text was spliced into one call and run).
             restarted = f"{key} started again before it stopped"
             self.anomaly(frame, "step_restarted", restarted, key=key)
             self._finish_step(frame, old, cut=restarted)
