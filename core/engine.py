@@ -172,11 +172,12 @@ class CallPipeline:
         state = self.state
         for event in events:
             if type(event) is ArgumentsAppended:
-                # Nearly every event of a tool-call stream: the accumulator's fast path.
+                # Nearly every event of a tool-call stream: the accumulator's fast path (taken
+                # only before the terminal signal, so the call is still waiting).
                 call = state.append_fragment(event)
                 if call is not None:
                     out.append(_new(CallStep, (event, call.length)))
-                    if state.terminal is None and self._drafts.get(call.key) is not call.draft:
+                    if self._drafts.get(call.key) is not call.draft:
                         self._wait(call, event.frame, out)  # the draft status changed
                     continue
             found = state.apply(event)

@@ -18,15 +18,17 @@ SECRET_HEADERS = frozenset({
     "cookie", "set-cookie",
 })
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
-SECRET_BODY_MEMBERS = frozenset({
-    "apikey", "xapikey", "xgoogapikey", "accesstoken", "refreshtoken", "idtoken",
-    "authorization", "clientsecret", "password", "secret", "privatekey",
-})
-"""Request body members that hold credentials, compared lower-cased without ``-`` and ``_``
-(``api_key``, ``apiKey``, ``API-KEY``). Not ``key`` or ``token``: a body carries the
+_SECRET_NAMES = (
+    ("api", "key"), ("x", "api", "key"), ("x", "goog", "api", "key"), ("private", "key"),
+    ("access", "token"), ("refresh", "token"), ("id", "token"), ("authorization",),
+    ("client", "secret"), ("password",), ("secret",),
+)
+"""Names of request body members and text pairs that hold credentials, as words (joined with
+or without ``-`` / ``_``, in any case). Not ``key`` or ``token`` alone: a body carries the
 conversation, whose tool arguments name keys of their own."""
-_NAME = r"\b(?:api|x[_-]?api|x[_-]?goog[_-]?api|private)[_-]?key|\b(?:access|refresh|id)[_-]?token" \
-    r"|\bauthorization|\bclient[_-]?secret|\bpassword|\bsecret"
+SECRET_BODY_MEMBERS = frozenset("".join(words) for words in _SECRET_NAMES)
+"""Body members, compared lower-cased without ``-`` and ``_`` (``api_key``, ``apiKey``)."""
+_NAME = "|".join(r"\b" + "[_-]?".join(words) for words in _SECRET_NAMES)
 _SECRET_IN_TEXT = re.compile(
     rf"""(?i)((?:{_NAME})["']?\s*[:=]\s*)"""  # the name and its separator, kept
     r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|"""  # a quoted value or a list, whole

@@ -169,11 +169,9 @@ class AnthropicReader(ProtocolReader):
         replaced = f"message {short(old)} was replaced by {short(msg_id)}"
         still_open = {block.key for block in self._open.values()}
         self._close_open(frame, replaced)
-        # Its stopped blocks are cut too: no message_delta or message_stop ever vouched for
-        # them (found by review: a superseded message's call executed).
-        for key in dict.fromkeys(self._message_calls):
-            if key not in still_open:
-                self.emit(CallClosed(frame.index, key, cut=f"{replaced} before it ended"))
+        # Its stopped blocks are cut too: no message_delta or message_stop vouched for them.
+        self.cut_calls(frame, (key for key in self._message_calls if key not in still_open),
+                       f"{replaced} before it ended")
         self._message_calls = []
         self._messages += 1
         self._prefix = f"msg{self._messages}/"

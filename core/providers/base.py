@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import orjson
 
-from ..events import Anomaly, CallEvent, ProviderError, TurnEnded
+from ..events import Anomaly, CallClosed, CallEvent, ProviderError, TurnEnded
 from ..frame import Frame
 
 DONE_SENTINEL = "[DONE]"
@@ -181,6 +181,13 @@ class ProtocolReader:
         except (ValueError, TypeError, RecursionError) as exc:
             self.anomaly(frame, "unserializable_arguments", short(str(exc)), key=key)
             return None
+
+    def cut_calls(self, frame: Frame, keys: Iterable[str], why: str) -> None:
+        """Close as cut each call of ``keys`` (once): the calls of a message or interaction that
+        another one replaced before it ended. Nothing vouched for them, so the gate refuses them
+        (found by review: a superseded message's call executed)."""
+        for key in dict.fromkeys(keys):
+            self.emit(CallClosed(frame.index, key, cut=why))
 
     def end_turn(self, frame: Frame, signal: str) -> None:
         """Record the terminal signal (only the first one counts)."""

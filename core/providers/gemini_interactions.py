@@ -158,9 +158,8 @@ class GeminiInteractionsReader(ProtocolReader):
             # Nothing vouched for its calls, stopped or not: all are cut (a review ran one).
             still_open = set(self._steps)
             self._close_open(frame, restarted)
-            for key in dict.fromkeys(self._hop_calls):
-                if key not in still_open:
-                    self.emit(CallClosed(frame.index, key, cut=restarted))
+            self.cut_calls(frame, (key for key in self._hop_calls if key not in still_open),
+                           restarted)
         self._hop_calls = []
         self._hops += 1
         self._hop_open = True
