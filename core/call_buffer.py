@@ -46,24 +46,15 @@ class CallBuffer:
     closed: bool = False
     closed_frame: int | None = None
     provider_copy: str | None = None
-    changed_after_close: int | None = None
-    """The frame of the first argument change after the provider closed the call (the gate
-    refuses such a call: nobody vouched for the text it would run)."""
-    copy_differs: int | None = None
-    """The frame whose final copy of the arguments differs from the streamed fragments (the
-    gate refuses such a call: which text the provider meant is unknown)."""
     cut: str | None = None
     """Why the call was closed without the provider vouching that it is whole (see
     :attr:`CallClosed.cut`): the gate refuses it as truncated."""
-    reidentified: str | None = None
-    """How the provider changed the call's function name or id (the gate refuses such a call:
-    which tool it meant, or which id its result answers, is unknown)."""
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
     disputed: Anomaly | None = None
-    """The first anomaly on this call that disputes it (not one of ``calls.DISPUTE_FREE``),
-    kept whatever the anomaly caps: the gate refuses the call."""
+    """The first anomaly on this call whose declared effect is ``disputes``, kept whatever the
+    anomaly caps: the gate refuses the call."""
     byte_length: int = 0
     _parts: list[str] = field(default_factory=list, repr=False)
     length: int = 0

@@ -29,19 +29,8 @@ from .events import (
     UsageReported,
 )
 from .fork import shallow_copy
+from .gate.codes import Code, Effect
 from .limits import DEFAULT_LIMITS, Limits
-
-DISPUTE_FREE = frozenset({
-    "repeated_identity",  # gateways repeat id and name on every chunk (never concatenated)
-    "missing_index",  # gateways that send no tool_calls index (routed by id, reported once)
-    "index_reused",  # Ollama: every call says index 0; a new id after arguments is a new call
-    "item_id_changed",  # GitHub Copilot's proxy rotates item ids (routed by output_index)
-    "missing_call_terminator",  # a real Vertex recording ends a whole call so
-    "no_arguments",  # an Interactions call without arguments on the wire
-})
-"""Anomalies found on a call that do not dispute what it says: each is a documented shape of a
-real provider or gateway. Any other anomaly on a call disputes it (:attr:`CallBuffer.disputed`),
-and the gate refuses a disputed call (``harness._undisputed``)."""
 
 
 @dataclass
@@ -80,6 +69,9 @@ class TurnState:
     when it is (found by review: the gate never saw them)."""
     disputes: dict[str, Anomaly] = field(default_factory=dict)
     """The first disputing anomaly of each call not opened yet (not capped)."""
+    unreadable: Anomaly | None = None
+    """The first anomaly whose declared effect is ``unreadable`` (not capped): the gate refuses
+    every call of the turn."""
 
     @property
     def anomaly_total(self) -> int:
@@ -103,7 +95,7 @@ class TurnState:
     def halt(self, frame: int | None, reason: str) -> Anomaly:
         """Stop interpreting at a limit; the gate refuses every call of a halted turn."""
         self.halted = self.halted or reason
-        return Anomaly(frame, "limit_exceeded", reason)
+        return Anomaly(frame, Code.LIMIT_EXCEEDED, reason)
 
     def record(self, anomaly: Anomaly) -> list[Anomaly]:
         """Keep an anomaly (on the turn and its call) unless its code is over the cap: then count
@@ -111,14 +103,18 @@ class TurnState:
         code = anomaly.code
         seen = self.anomaly_counts.get(code, 0) + 1
         self.anomaly_counts[code] = seen
-        if anomaly.key is not None and code not in DISPUTE_FREE:
-            # Marked whatever the cap (found by review: 1,000 harmless anomalies of one code
-            # first, and a dispute of that code no longer reached its call).
+        # Routed by the declared effect, and marked whatever the cap: a dispute must reach its
+        # call even after a thousand anomalies of its code.
+        effect = code.effect
+        if effect is Effect.DISPUTES and anomaly.key is not None:
             disputed = self.calls.get(anomaly.key)
             if disputed is None:
                 self.disputes.setdefault(anomaly.key, anomaly)
             elif disputed.disputed is None:
                 disputed.disputed = anomaly
+        elif (effect is Effect.UNREADABLE or effect is Effect.DISPUTES) and self.unreadable is None:
+            # (a dispute that names no call might concern any of them)
+            self.unreadable = anomaly
         cap = self.limits.max_anomalies_per_code
         if seen <= cap:
             self.anomalies.append(anomaly)
@@ -129,10 +125,10 @@ class TurnState:
                 self.orphans.setdefault(anomaly.key, []).append(anomaly)
             return [anomaly]
         if seen == cap + 1:
-            notice = Anomaly(anomaly.frame, "anomalies_capped",
+            notice = Anomaly(anomaly.frame, Code.ANOMALIES_CAPPED,
                              f"more than {cap} {code} anomalies in this turn: the rest are "
                              "counted, not kept")
-            self.anomaly_counts["anomalies_capped"] = self.anomaly_counts.get("anomalies_capped", 0) + 1
+            self.anomaly_counts[Code.ANOMALIES_CAPPED] = self.anomaly_counts.get(Code.ANOMALIES_CAPPED, 0) + 1
             self.anomalies.append(notice)
             return [notice]
         return []
@@ -186,21 +182,23 @@ class TurnState:
             case ArgumentsAppended():
                 call = self._call_for(event.key, event.frame, found)
                 if call.closed:
-                    self._changed_after_close(call, event.frame, found)
+                    found.append(Anomaly(event.frame, Code.DELTA_AFTER_CLOSE,
+                                         "arguments arrived after the call was closed", call.key))
                 if call.origin != "raw":
-                    found.append(Anomaly(event.frame, "mixed_argument_forms",
+                    found.append(Anomaly(event.frame, Code.MIXED_ARGUMENT_FORMS,
                                          "text fragments after a whole-object argument", call.key))
                     call.origin = "raw"
                 call.append(event.frame, event.fragment)
             case ArgumentsSet():
                 call = self._call_for(event.key, event.frame, found)
                 if call.closed and event.text != call.text:
-                    self._changed_after_close(call, event.frame, found)
+                    found.append(Anomaly(event.frame, Code.DELTA_AFTER_CLOSE,
+                                         "arguments arrived after the call was closed", call.key))
                 if call.origin == "raw" and call.length:
-                    found.append(Anomaly(event.frame, "mixed_argument_forms",
+                    found.append(Anomaly(event.frame, Code.MIXED_ARGUMENT_FORMS,
                                          "a whole-object argument replaced text fragments", call.key))
                 elif call.length and not call.closed and event.text != call.text:
-                    found.append(Anomaly(event.frame, "arguments_replaced",
+                    found.append(Anomaly(event.frame, Code.ARGUMENTS_REPLACED,
                                          "a whole-object argument replaced a different one",
                                          call.key))
                 call.replace(event.frame, event.text, event.origin)
@@ -242,7 +240,7 @@ class TurnState:
         self.late.add(event.key)
         what = (f"call {event.key} ({event.name or 'no name'}) opened"
                 if isinstance(event, CallOpened) else f"a change to call {event.key}")
-        return self.record(Anomaly(event.frame, "call_after_terminal",
+        return self.record(Anomaly(event.frame, Code.CALL_AFTER_TERMINAL,
                                    f"{what} after the terminal signal (frame "
                                    f"{self.terminal.frame if self.terminal else None}): not part "
                                    "of the turn, not read (nor what follows for this call)",
@@ -255,7 +253,7 @@ class TurnState:
         if self.text_chars <= cap:
             self.text.setdefault(event.channel, []).append(event.text)
         elif before <= cap:
-            found.append(Anomaly(event.frame, "text_capped",
+            found.append(Anomaly(event.frame, Code.TEXT_CAPPED,
                                  f"assistant text longer than {cap} characters: the rest is "
                                  "counted, not kept (the frames hold it)"))
 
@@ -270,14 +268,11 @@ class TurnState:
             current = call.length if call and isinstance(event, ArgumentsAppended) else 0
             if current + size > limits.max_argument_chars:
                 return f"arguments of {event.key} longer than {limits.max_argument_chars} characters"
+        elif isinstance(event, CallClosed) and event.arguments is not None:
+            # (a final copy with no fragments becomes the call's text)
+            if len(event.arguments) > limits.max_argument_chars:
+                return f"arguments of {event.key} longer than {limits.max_argument_chars} characters"
         return None
-
-    @staticmethod
-    def _changed_after_close(call: CallBuffer, frame: int | None, found: list[Anomaly]) -> None:
-        if call.changed_after_close is None:
-            call.changed_after_close = frame if frame is not None else -1
-        found.append(Anomaly(frame, "delta_after_close",
-                             "arguments arrived after the call was closed", call.key))
 
     def _open(self, event: CallOpened, found: list[Anomaly]) -> None:
         call = self.calls.get(event.key)
@@ -296,16 +291,13 @@ class TurnState:
             if old is None:
                 setattr(call, attr, new)
             else:
-                found.append(Anomaly(event.frame, "identity_changed",
+                found.append(Anomaly(event.frame, Code.IDENTITY_CHANGED,
                                      f"{attr} changed from {old!r} to {new!r}"[:160], call.key))
-                if call.reidentified is None:
-                    call.reidentified = (f"{attr} from {old!r} to {new!r} "
-                                         f"(frame {event.frame})")[:160]
 
     def _call_for(self, key: str, frame: int | None, found: list[Anomaly]) -> CallBuffer:
         call = self.calls.get(key)
         if call is None:
-            found.append(Anomaly(frame, "delta_for_unknown_call",
+            found.append(Anomaly(frame, Code.DELTA_FOR_UNKNOWN_CALL,
                                  f"arguments for {key}, which was never opened (kept)", key))
             call = self.calls[key] = CallBuffer(key, frame)
             call.anomalies.extend(self.orphans.pop(key, ()))
@@ -317,15 +309,19 @@ class TurnState:
         if call.closed and event.cut is None and event.arguments is None:
             # (a later close that brings another final copy or says the call is not whole is not
             # a second close: Responses' output_item.done after function_call_arguments.done)
-            found.append(Anomaly(event.frame, "closed_twice", "the call was closed again", call.key))
+            found.append(Anomaly(event.frame, Code.CLOSED_TWICE, "the call was closed again", call.key))
         call.closed = True
         call.closed_frame = event.frame if call.closed_frame is None else call.closed_frame
         call.cut = call.cut or event.cut
         if event.arguments is not None:
             call.provider_copy = event.arguments
-            if event.arguments != call.text:
-                if call.copy_differs is None:
-                    call.copy_differs = event.frame if event.frame is not None else -1
-                found.append(Anomaly(event.frame, "final_copy_mismatch",
+            if not call.fragments and call.origin == "raw":
+                # No fragments is not a disagreement: the copy is the arguments.
+                found.append(Anomaly(event.frame, Code.ARGUMENTS_ONLY_IN_FINAL_COPY,
+                                     "no argument fragments were streamed; the final copy is the "
+                                     "arguments", call.key))
+                call.append(event.frame, event.arguments)
+            elif event.arguments != call.text:
+                found.append(Anomaly(event.frame, Code.FINAL_COPY_MISMATCH,
                                      "the provider's final copy of the arguments differs from the "
                                      "concatenated fragments", call.key))

@@ -21,6 +21,7 @@ from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
 from .fork import shallow_copy
 from .frame import Frame
+from .gate.codes import Code
 from .harness import Decision, GateContext, decide
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
@@ -142,7 +143,7 @@ class CallPipeline:
             if len(self._undetected) >= self.state.limits.max_undetected_frames:
                 self.protocol_fixed = True  # stop trying: the stream is frames only
                 self._undetected.clear()
-                anomaly = Anomaly(frame.index, "protocol_unknown",
+                anomaly = Anomaly(frame.index, Code.PROTOCOL_UNKNOWN,
                                   f"no protocol recognised in the first "
                                   f"{self.state.limits.max_undetected_frames} frames")
                 out.extend(CallStep(a) for a in self.state.record(anomaly))

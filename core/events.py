@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple
 
+from .gate.codes import Code
+
 TextOrigin = Literal["raw", "serialized", "assembled"]
 """How a call's argument text was formed.
 
@@ -130,11 +132,14 @@ class Anomaly:
     place every anomaly passes through."""
 
     frame: int | None
-    code: str
+    code: Code
+    """A declared code (:mod:`.gate.codes`): its scope and effect are the registry's."""
     message: str
     key: str | None = None
 
     def __post_init__(self) -> None:
+        if type(self.code) is not Code:  # an undeclared code fails here, where it is raised
+            object.__setattr__(self, "code", Code(self.code))  # type: ignore[call-arg]
         text = self.message.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
         if len(text) > MESSAGE_LIMIT:
             text = text[: MESSAGE_LIMIT - 1] + "…"

@@ -38,7 +38,7 @@ def frame_record(step: FrameStep) -> dict[str, Any]:
 def decision_record(d: Decision) -> dict[str, Any]:
     record: dict[str, Any] = {
         "kind": "decision", "call": d.call, "action": d.action, "reason": d.reason,
-        "frame": d.frame, "signal": d.signal, "detail": d.detail,
+        "frame": d.frame, "signal": d.signal, "detail": d.detail, "rule": d.rule,
     }
     if d.action == "execute":
         record.update(arguments=d.arguments, ran=d.ran, result=d.result)

@@ -391,7 +391,7 @@ def test_missing_event_line_is_reported() -> None:
 
 def test_event_before_message_start() -> None:
     events = run(sse(("ping", {"type": "ping"}), tool_start(0), start(), block_stop(0)))
-    assert codes(events) == ["event_before_message_start", "missing_terminal"]
+    assert codes(events) == ["event_before_start", "missing_terminal"]
     assert of(events, Anomaly)[0].frame == 1
     assert opened(events)["block:0"].id == "toolu_1"  # still read
 

@@ -7,6 +7,7 @@ import dataclasses
 
 from callscope.core import events as E
 from callscope.core.engine import CallStep
+from callscope.core.gate.codes import Code
 from callscope.tui.screens import describe_step
 
 SAMPLES = [
@@ -20,7 +21,7 @@ SAMPLES = [
     E.TurnEnded(8, "response.completed"),
     E.ProviderError(9, "overloaded", "529"),
     E.UsageReported(10, {"output_tokens": 3}),
-    E.Anomaly(11, "code", "message", "k"),
+    E.Anomaly(11, Code.CLOSED_TWICE, "message", "k"),
 ]
 
 

@@ -35,6 +35,7 @@ from callscope.core import calls, harness  # noqa: E402
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS  # noqa: E402
 from callscope.core.engine import CallStep, DecisionStep, Engine  # noqa: E402
 from callscope.core.events import Anomaly  # noqa: E402
+from callscope.core.gate import rules  # noqa: E402
 from callscope.core.tools import ToolSet  # noqa: E402
 from callscope.tui.cli import main as cli_main  # noqa: E402
 
@@ -139,7 +140,7 @@ def test_the_oracle_catches_execution_without_the_terminal_signal(monkeypatch):
 def test_the_oracle_catches_execution_past_the_schema(monkeypatch):
     data = bad_arguments_turn('{"key": 7}')
     oracle.check_stream("self-test", data, (), "anthropic", "demo")
-    monkeypatch.setattr(harness, "GATE", tuple(c for c in harness.GATE if c[0] != "schema"))
+    monkeypatch.setattr(rules, "RULES", tuple(r for r in rules.RULES if r.id != "schema"))
     with pytest.raises(oracle.Violation, match="schema rejects"):
         oracle.check_stream("self-test", data, (), "anthropic", "demo")
 

@@ -9,7 +9,7 @@ import pytest
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
 from callscope.core.engine import CallStep, DecisionStep, Engine
 from callscope.core.events import TurnEnded
-from callscope.core.harness import GATE
+from callscope.core.gate.rules import RULES
 from callscope.core.replay import replay
 from callscope.core.tools import ToolSet
 
@@ -69,7 +69,18 @@ def test_gate_reasons_and_order(stream, action, reason):
 
 
 def test_gate_table_is_in_the_documented_order():
-    assert [name for name, _ in GATE] == ["turn", "json", "schema", "tool", "disputed"]
+    assert [rule.id for rule in RULES] == [
+        "limit", "failed", "no-terminal", "stop-cut", "not-closed", "call-cut", "disputed",
+        "unreadable", "json", "depth", "not-object", "schema", "server-tool", "unknown-tool"]
+
+
+def test_every_refusal_names_the_rule_that_fired():
+    decision = decide(anthropic("launch_rockets", ['{"count": 3'], end=False))
+    assert (decision.reason, decision.rule) == ("truncated", "no-terminal")
+    decision = decide(anthropic("launch_rockets", ['{"count": 3']))
+    assert (decision.reason, decision.rule) == ("invalid_json", "json")
+    decision = decide(anthropic("lookup_demo_value", ['{"key": "Objective"}']))
+    assert (decision.action, decision.rule) == ("execute", None)
 
 
 def test_schema_refusal_names_the_path():

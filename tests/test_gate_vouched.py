@@ -347,7 +347,7 @@ REFUSED_AS: dict[str, str | dict[str, str]] = {
     "chat_two_choices_filter": "provider_error", "d_dupkeys": "invalid_json",
     "gem_two_candidates_safety": "provider_error", "i2_tooluse_after_stop": "provider_error",
     "i_server_after_delta": "provider_error", "j_resp_delta_before_added": "provider_error",
-    "k_resp_final_name_differs": "provider_error", "l_chat_text_then_object": "provider_error",
+    "k_resp_final_name_differs": "truncated", "l_chat_text_then_object": "provider_error",
     "q_int_restart": "truncated", "resp_completed_status_incomplete": "truncated",
     "resp_final_output_differs": "provider_error", "s_int_legacy_twice": "provider_error",
     "u_gem_args_plus_partial": "provider_error", "v_gem_piece_replace": "provider_error",

@@ -342,7 +342,7 @@ def test_missing_event_line_is_fine() -> None:
 
 def test_event_before_created() -> None:
     events = run(sse(call_start(0), created(), step_stop(0), completed()) + DONE)
-    assert codes(events) == ["event_before_created"]
+    assert codes(events) == ["event_before_start"]
 
 
 def test_delta_for_a_step_never_started_is_passed_on() -> None:

@@ -24,6 +24,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..frame import Frame
+from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
 
 STOP_REASONS: dict[str, tuple[bool, bool]] = {
@@ -119,14 +120,14 @@ class AnthropicReader(ProtocolReader):
         if frame.event is None:
             # anthropic-python skips events without an event: line (_streaming.py:82-110), so
             # what we read here is something the official SDK would never have seen.
-            self.anomaly(frame, "event_name_missing",
+            self.anomaly(frame, Code.EVENT_NAME_MISSING,
                          f"no event: line for {short(kind)} (the anthropic SDK skips such events)",
                          key=key)
         elif frame.event != kind:
-            self.anomaly(frame, "event_name_mismatch",
+            self.anomaly(frame, Code.EVENT_NAME_MISMATCH,
                          f"event: {short(frame.event)} but data.type is {short(kind)}", key=key)
         if not self._started and isinstance(kind, str) and kind not in BEFORE_START_OK:
-            self.anomaly(frame, "event_before_message_start",
+            self.anomaly(frame, Code.EVENT_BEFORE_START,
                          f"{short(kind)} before message_start (the anthropic SDK raises here)",
                          key=key)
         return kind
@@ -142,7 +143,7 @@ class AnthropicReader(ProtocolReader):
             self._message_id = msg_id
         elif msg_id == self._message_id:
             # vercel/ai #18331: a benign repeat; keys stay as they are.
-            self.anomaly(frame, "duplicate_message_start",
+            self.anomaly(frame, Code.DUPLICATE_MESSAGE_START,
                          f"message_start repeated for the same id {short(msg_id)}")
         else:
             self._splice(frame, msg_id)
@@ -163,7 +164,7 @@ class AnthropicReader(ProtocolReader):
         index space is gone), so they are closed here and flagged, not left dangling.
         """
         old = self._message_id
-        self.anomaly(frame, "spliced_message_start",
+        self.anomaly(frame, Code.SPLICED_MESSAGE_START,
                      f"message_start with id {short(msg_id)} while message {short(old)} is "
                      "in progress; its blocks are keyed apart")
         replaced = f"message {short(old)} was replaced by {short(msg_id)}"
@@ -184,7 +185,7 @@ class AnthropicReader(ProtocolReader):
             return
         block = payload.get("content_block")
         if not isinstance(block, dict):
-            self.anomaly(frame, "bad_block", "content_block_start without a content_block object")
+            self.anomaly(frame, Code.BAD_BLOCK, "content_block_start without a content_block object")
             block = {}
         btype = _str_or_none(block.get("type"))
         key = self._key(index)
@@ -194,7 +195,7 @@ class AnthropicReader(ProtocolReader):
             # same key changes a closed call (the gate refuses both: found by review, the two
             # blocks' text used to be spliced into one call and executed).
             restarted = f"block {index} started again before content_block_stop"
-            self.anomaly(frame, "block_restarted", restarted, key=key)
+            self.anomaly(frame, Code.BLOCK_RESTARTED, restarted, key=key)
             self._close_block(frame, old, cut=restarted)
         kind = CALL_BLOCKS.get(btype or "")
         entry = _Block(key, btype, kind)
@@ -230,7 +231,7 @@ class AnthropicReader(ProtocolReader):
         delta = payload.get("delta")
         dtype = delta.get("type") if isinstance(delta, dict) else None
         if not isinstance(delta, dict) or not isinstance(dtype, str):
-            self.anomaly(frame, "bad_delta", f"content_block_delta without a typed delta "
+            self.anomaly(frame, Code.BAD_DELTA, f"content_block_delta without a typed delta "
                          f"({short(delta)})", key=self._key(index))
             return
         if dtype == "input_json_delta":
@@ -238,7 +239,7 @@ class AnthropicReader(ProtocolReader):
         elif dtype in TEXT_DELTAS:
             self._text_delta(frame, index, dtype, delta)
         elif dtype not in QUIET_DELTAS:
-            self.anomaly(frame, "unknown_delta", f"unknown delta type {short(dtype)}",
+            self.anomaly(frame, Code.UNKNOWN_DELTA, f"unknown delta type {short(dtype)}",
                          key=self._key(index))
 
     def _json_delta(self, frame: Frame, index: int, delta: dict[str, Any]) -> None:
@@ -246,7 +247,7 @@ class AnthropicReader(ProtocolReader):
         key = self._key(index) if block is None else block.key  # the block's key: no f-string
         fragment = delta.get("partial_json")
         if not isinstance(fragment, str):
-            self.anomaly(frame, "bad_delta",
+            self.anomaly(frame, Code.BAD_DELTA,
                          f"input_json_delta without a string partial_json ({short(fragment)})",
                          key=key)
             return
@@ -255,7 +256,7 @@ class AnthropicReader(ProtocolReader):
             # content_block_stop / message_delta can close what it holds.
             block = self._open[index] = _Block(key, None, "function")
         elif block.start_input is not None and not block.appended:
-            self.anomaly(frame, "start_input_then_deltas",
+            self.anomaly(frame, Code.START_INPUT_THEN_DELTAS,
                          f"block {index} had a non-empty start input and also input deltas; "
                          "the deltas are the input", key=key)
         block.appended = True
@@ -263,7 +264,7 @@ class AnthropicReader(ProtocolReader):
 
     def _text_delta(self, frame: Frame, index: int, dtype: str, delta: dict[str, Any]) -> None:
         if index not in self._open:
-            self.anomaly(frame, "delta_without_start",
+            self.anomaly(frame, Code.DELTA_WITHOUT_START,
                          f"{dtype} for block {index}, which never started", key=self._key(index))
             self._open[index] = _Block(self._key(index), None, None)
         channel, field = TEXT_DELTAS[dtype]
@@ -275,7 +276,7 @@ class AnthropicReader(ProtocolReader):
             return
         block = self._open.pop(index, None)
         if block is None:
-            self.anomaly(frame, "stop_without_start",
+            self.anomaly(frame, Code.STOP_WITHOUT_START,
                          f"content_block_stop for block {index}, which is not open",
                          key=self._key(index))
         else:
@@ -291,13 +292,13 @@ class AnthropicReader(ProtocolReader):
         if isinstance(reason, str):
             verdict = STOP_REASONS.get(reason)
             if verdict is None:  # not known to be a success: a failure, as for the others
-                self.anomaly(frame, "unknown_stop_reason",
+                self.anomaly(frame, Code.UNKNOWN_STOP_REASON,
                              f"unknown stop_reason {short(reason)}; treated as failed")
             cut, failed = verdict or (False, True)
             self.emit(StopReported(frame.index, reason, cut, failed))
             self._stopped = True
         elif reason is not None:  # not known to be a success: a failure
-            self.anomaly(frame, "bad_stop_reason",
+            self.anomaly(frame, Code.BAD_STOP_REASON,
                          f"stop_reason is not a string ({short(reason)}); treated as failed")
             self.emit(StopReported(frame.index, short(reason), cut=False, failed=True))
             self._stopped = True
@@ -310,7 +311,7 @@ class AnthropicReader(ProtocolReader):
     def _on_message_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
         self._close_open(frame, "message_stop arrived first")
         if not self._stopped:  # no stop_reason at all: not known to be a success (found by review)
-            self.anomaly(frame, "missing_stop_reason",
+            self.anomaly(frame, Code.MISSING_STOP_REASON,
                          "message_stop without any stop_reason; treated as failed")
             self.emit(StopReported(frame.index, "none", cut=False, failed=True))
         self.end_turn(frame, "message_stop")
@@ -342,7 +343,7 @@ class AnthropicReader(ProtocolReader):
         index = int_or_none(payload.get("index"))
         if index is not None:
             return index
-        self.anomaly(frame, "bad_index", f"{short(payload.get('type'))} without an integer "
+        self.anomaly(frame, Code.BAD_INDEX, f"{short(payload.get('type'))} without an integer "
                      f"index ({short(payload.get('index'))})")
         return None
 
@@ -351,7 +352,7 @@ class AnthropicReader(ProtocolReader):
             block = self._open[index]
             missing = (f"block {index} ({short(block.type or 'unknown type')}) never got "
                        f"content_block_stop; {why}")
-            self.anomaly(frame, "block_not_stopped", missing, key=block.key)
+            self.anomaly(frame, Code.BLOCK_NOT_STOPPED, missing, key=block.key)
             self._close_block(frame, block, cut=missing)
         self._open.clear()
 
@@ -367,8 +368,11 @@ class AnthropicReader(ProtocolReader):
         self.emit(CallClosed(frame.index, block.key, cut=cut))
 
     def _text(self, frame: Frame, channel: str, text: Any) -> None:
-        if isinstance(text, str) and text:
-            self.emit(TextAppended(frame.index, channel, text))
+        if isinstance(text, str):
+            if text:
+                self.emit(TextAppended(frame.index, channel, text))
+        elif text is not None:
+            self.anomaly(frame, Code.BAD_TEXT, f"{channel} is not a string: {short(text)}")
 
     def _report_usage(self, frame: Frame, usage: Any) -> None:
         """Usage is cumulative (later wins), and ``message_delta`` often carries only
@@ -377,5 +381,5 @@ class AnthropicReader(ProtocolReader):
             self._usage.update(usage)
             self.emit(UsageReported(frame.index, dict(self._usage)))
         elif usage is not None:
-            self.anomaly(frame, "bad_usage", f"usage is not an object ({short(usage)})")
+            self.anomaly(frame, Code.BAD_USAGE, f"usage is not an object ({short(usage)})")
 

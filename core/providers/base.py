@@ -18,6 +18,7 @@ import orjson
 
 from ..events import Anomaly, CallClosed, CallEvent, ProviderError, TurnEnded
 from ..frame import Frame
+from ..gate.codes import Code
 
 DONE_SENTINEL = "[DONE]"
 
@@ -108,14 +109,14 @@ class ProtocolReader:
         if self.done_frame is not None and not self.ended:
             # The SDKs stop reading at [DONE]: what comes after one that did not end the turn is
             # reported, not read (found by review: it could still complete the turn and run).
-            self.anomaly(frame, "data_after_done", f"data after [DONE] at frame "
+            self.anomaly(frame, Code.DATA_AFTER_DONE, f"data after [DONE] at frame "
                                                    f"{self.done_frame}: not read")
             return out
         # The sentinel test must not copy every payload: look at its first bytes first. Like
         # openai-python, any data that starts with [DONE] is the sentinel ("[DONE]x" too).
         if data[:1] != "{" and "[DONE]" in data[:16] and data.lstrip().startswith(DONE_SENTINEL):
             if data.strip() != DONE_SENTINEL:
-                self.anomaly(frame, "done_with_more", f"{short(data.strip())} read as [DONE]")
+                self.anomaly(frame, Code.DONE_WITH_MORE, f"{short(data.strip())} read as [DONE]")
             if self.done_frame is None:
                 self.done_frame = frame.index
             self.on_done(frame)
@@ -123,11 +124,11 @@ class ProtocolReader:
         try:
             payload = orjson.loads(data)  # surrounding whitespace is allowed (Anthropic pads)
         except orjson.JSONDecodeError as exc:
-            self.anomaly(frame, "not_json", f"data is not JSON ({exc})")
+            self.anomaly(frame, Code.NOT_JSON, f"data is not JSON ({exc})")
             return out
         kind = self.event_type(frame, payload)
         if self.ended and not (isinstance(kind, str) and kind in self.trailers):
-            self.anomaly(frame, "data_after_terminal",
+            self.anomaly(frame, Code.DATA_AFTER_TERMINAL,
                          f"{short(kind)} after the terminal signal (frame {self.terminal_frame})")
         handler = self.handlers.get(kind) if type(kind) is str else None
         if handler is None:
@@ -141,7 +142,7 @@ class ProtocolReader:
         self._out = []
         self.on_finish()
         if not self.ended:
-            self.anomaly(None, "missing_terminal",
+            self.anomaly(None, Code.MISSING_TERMINAL,
                          f"the stream ended without the {self.name} terminal signal")
         return self._out
 
@@ -153,14 +154,14 @@ class ProtocolReader:
 
     def on_done(self, frame: Frame) -> None:
         """``data: [DONE]``: a terminal sentinel for some protocols, an anomaly for others."""
-        self.anomaly(frame, "unexpected_done", f"[DONE] is not part of the {self.name} protocol")
+        self.anomaly(frame, Code.UNEXPECTED_DONE, f"[DONE] is not part of the {self.name} protocol")
 
     def on_unknown(self, frame: Frame, payload: Any, kind: Any) -> None:
         """Unknown event types are kept and shown, as the providers' docs ask."""
         if isinstance(payload, dict) and "error" in payload:
             self.error_payload(frame, payload["error"])
             return
-        self.anomaly(frame, "unknown_event", f"unknown event type {short(kind)}")
+        self.anomaly(frame, Code.UNKNOWN_EVENT, f"unknown event type {short(kind)}")
 
     def on_finish(self) -> None:
         """Provider-specific end-of-stream work (close open calls)."""
@@ -170,7 +171,7 @@ class ProtocolReader:
     def emit(self, event: CallEvent) -> None:
         self._out.append(event)
 
-    def anomaly(self, frame: Frame | None, code: str, message: str, key: str | None = None) -> None:
+    def anomaly(self, frame: Frame | None, code: Code, message: str, key: str | None = None) -> None:
         self.emit(Anomaly(frame.index if frame else None, code, message, key))
 
     def serialized(self, frame: Frame | None, key: str, value: Any) -> str | None:
@@ -179,7 +180,7 @@ class ProtocolReader:
         try:
             return dumps_compact(value)
         except (ValueError, TypeError, RecursionError) as exc:
-            self.anomaly(frame, "unserializable_arguments", short(str(exc)), key=key)
+            self.anomaly(frame, Code.UNSERIALIZABLE_ARGUMENTS, short(str(exc)), key=key)
             return None
 
     def cut_calls(self, frame: Frame, keys: Iterable[str], why: str) -> None:
@@ -192,7 +193,7 @@ class ProtocolReader:
     def end_turn(self, frame: Frame, signal: str) -> None:
         """Record the terminal signal (only the first one counts)."""
         if self.ended:
-            self.anomaly(frame, "repeated_terminal", f"second terminal signal {short(signal)}")
+            self.anomaly(frame, Code.REPEATED_TERMINAL, f"second terminal signal {short(signal)}")
             return
         self.ended = True
         self.terminal_frame = frame.index

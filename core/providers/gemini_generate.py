@@ -24,6 +24,7 @@ from ..events import (
     UsageReported,
 )
 from ..frame import Frame
+from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
 from .jsonpath import BadPath, Placement, parse_json_path, place, plain, unfinished
 
@@ -55,9 +56,9 @@ _QUIET_PART_KEYS = frozenset({"thought", "thoughtSignature", "partMetadata", "vi
                               "mediaResolution"})
 
 # place() outcomes worth an anomaly: (code, message).
-_PLACEMENT_ANOMALIES: dict[Placement, tuple[str, str]] = {
-    "reopened": ("string_reopened", "more string after a piece without willContinue"),
-    "replaced": ("value_replaced", "a piece replaced an earlier value"),
+_PLACEMENT_ANOMALIES: dict[Placement, tuple[Code, str]] = {
+    "reopened": (Code.STRING_REOPENED, "more string after a piece without willContinue"),
+    "replaced": (Code.VALUE_REPLACED, "a piece replaced an earlier value"),
 }
 
 
@@ -101,7 +102,7 @@ class GeminiGenerateReader(ProtocolReader):
         return "error" if "error" in payload else "chunk"
 
     def on_unknown(self, frame: Frame, payload: Any, kind: Any) -> None:
-        self.anomaly(frame, "not_an_object",
+        self.anomaly(frame, Code.NOT_AN_OBJECT,
                      f"payload is {type(payload).__name__}, not a GenerateContentResponse")
 
     def on_finish(self) -> None:
@@ -128,16 +129,16 @@ class GeminiGenerateReader(ProtocolReader):
     def _on_chunk(self, frame: Frame, payload: dict[str, Any]) -> None:
         candidates = payload.get("candidates")
         if candidates is not None and not isinstance(candidates, list):
-            self.anomaly(frame, "bad_candidates", f"candidates is {short(candidates)}")
+            self.anomaly(frame, Code.BAD_CANDIDATES, f"candidates is {short(candidates)}")
             candidates = None
         finishes: list[tuple[int, Any]] = []
         for pos, cand in enumerate(candidates or []):
             if not isinstance(cand, dict):
-                self.anomaly(frame, "bad_candidate", f"candidate {pos} is {short(cand)}")
+                self.anomaly(frame, Code.BAD_CANDIDATE, f"candidate {pos} is {short(cand)}")
                 continue
             index = int_or_none(cand.get("index", pos))  # Vertex omits index: the position stands in
             if index is None:  # (present but not an integer: whose candidate is unknown)
-                self.anomaly(frame, "bad_index", f"candidate {pos} has index "
+                self.anomaly(frame, Code.BAD_INDEX, f"candidate {pos} has index "
                                                  f"{short(cand.get('index'))}")
             c = pos if index is None else index
             state = self._cands.setdefault(c, _Candidate())
@@ -146,7 +147,7 @@ class GeminiGenerateReader(ProtocolReader):
             if (content is not None and not isinstance(content, dict)) or \
                     (parts is not None and not isinstance(parts, list)):
                 # (found by review: dropped without a word, with the piece it carried)
-                self.anomaly(frame, "bad_part", f"candidate {pos}: content or parts of the wrong "
+                self.anomaly(frame, Code.BAD_PART, f"candidate {pos}: content or parts of the wrong "
                                                 f"type ({short(content)})")
             for part in parts if isinstance(parts, list) else ():
                 self._part(frame, c, state, part)
@@ -181,7 +182,7 @@ class GeminiGenerateReader(ProtocolReader):
         reason = raw if isinstance(raw, str) else short(raw)
         verdict = _FINISH.get(reason)
         if verdict is None:
-            self.anomaly(frame, "unknown_finish_reason",
+            self.anomaly(frame, Code.UNKNOWN_FINISH_REASON,
                          f"finishReason {short(reason)} is not documented; treated as failed")
             verdict = (False, True)
         self.emit(StopReported(frame.index, reason, cut=verdict[0], failed=verdict[1]))
@@ -190,7 +191,7 @@ class GeminiGenerateReader(ProtocolReader):
 
     def _part(self, frame: Frame, c: int, state: _Candidate, part: Any) -> None:
         if not isinstance(part, dict):
-            self.anomaly(frame, "bad_part", f"part is {short(part)}")
+            self.anomaly(frame, Code.BAD_PART, f"part is {short(part)}")
             return
         if "functionCall" in part:
             self._function_call(frame, c, state, part["functionCall"])
@@ -203,11 +204,11 @@ class GeminiGenerateReader(ProtocolReader):
             return
         kinds = sorted(set(part) - _QUIET_PART_KEYS)
         if kinds:
-            self.anomaly(frame, "unhandled_part", f"part {short(kinds)} is not shown")
+            self.anomaly(frame, Code.UNHANDLED_PART, f"part {short(kinds)} is not shown")
 
     def _function_call(self, frame: Frame, c: int, state: _Candidate, fc: Any) -> None:
         if not isinstance(fc, dict):
-            self.anomaly(frame, "bad_function_call", f"functionCall is {short(fc)}")
+            self.anomaly(frame, Code.BAD_FUNCTION_CALL, f"functionCall is {short(fc)}")
             return
         name, pieces = fc.get("name"), fc.get("partialArgs")
         if name is not None:
@@ -225,19 +226,19 @@ class GeminiGenerateReader(ProtocolReader):
         elif pieces is not None:
             if state.open is None:
                 key, late = self._open(frame, c, state, fc, None)
-                self.anomaly(frame, "piece_for_unknown_call",
+                self.anomaly(frame, Code.PIECE_FOR_UNKNOWN_CALL,
                              "partialArgs with no open call; kept in an anonymous call", key=key)
                 state.open = _Streamed(key, {}, late=late)
             state.open.more = fc.get("willContinue") is True
             self._pieces(frame, state.open, pieces)
         elif "args" in fc:
             key, late = self._open(frame, c, state, fc, None)
-            self.anomaly(frame, "call_without_name", "functionCall with args but no name", key=key)
+            self.anomaly(frame, Code.CALL_WITHOUT_NAME, "functionCall with args but no name", key=key)
             self._complete(frame, key, fc, late)
         elif state.open is not None:
             self._close(frame, state, missing=None)  # the empty {"functionCall":{}} terminator
         else:
-            self.anomaly(frame, "terminator_without_call",
+            self.anomaly(frame, Code.TERMINATOR_WITHOUT_CALL,
                          "empty functionCall part with no streamed call open")
 
     def _open(self, frame: Frame, c: int, state: _Candidate, fc: dict[str, Any],
@@ -254,7 +255,7 @@ class GeminiGenerateReader(ProtocolReader):
         late = None
         if state.finished:
             late = f"{key} came after candidate {c}'s finishReason"
-            self.anomaly(frame, "call_after_finish", late, key=key)
+            self.anomaly(frame, Code.CALL_AFTER_FINISH, late, key=key)
         return key, late
 
     def _complete(self, frame: Frame, key: str, fc: dict[str, Any], late: str | None) -> None:
@@ -263,7 +264,7 @@ class GeminiGenerateReader(ProtocolReader):
         if args is None:  # {"name": ...} alone is how a no-argument call is sent
             args = {}
         if not isinstance(args, dict):
-            self.anomaly(frame, "args_not_object", f"args is {short(args)}", key=key)
+            self.anomaly(frame, Code.ARGS_NOT_OBJECT, f"args is {short(args)}", key=key)
         text = self._dump(frame, key, args)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
@@ -275,7 +276,7 @@ class GeminiGenerateReader(ProtocolReader):
             return
         if missing is not None:
             # (one real recording ends a whole call so: not a cut by itself)
-            self.anomaly(frame, "missing_call_terminator",
+            self.anomaly(frame, Code.MISSING_CALL_TERMINATOR,
                          f"streamed call closed by {missing}, without an empty functionCall",
                          key=call.key)
         open_string = unfinished(call.root)
@@ -283,10 +284,10 @@ class GeminiGenerateReader(ProtocolReader):
         if open_string is not None:
             cut = (f"the string at {short(open_string, 60)} never ended (its last piece said "
                    f"willContinue) when {missing or 'the terminator'} closed the call")
-            self.anomaly(frame, "string_not_ended", cut, key=call.key)
+            self.anomaly(frame, Code.STRING_NOT_ENDED, cut, key=call.key)
         elif missing is not None and call.more:
             cut = f"the call's last part said willContinue (more to come) when {missing} closed it"
-            self.anomaly(frame, "call_not_ended", cut, key=call.key)
+            self.anomaly(frame, Code.CALL_NOT_ENDED, cut, key=call.key)
         text = self._dump(frame, call.key, call.root)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, call.key, text, "assembled"))
@@ -300,32 +301,32 @@ class GeminiGenerateReader(ProtocolReader):
 
     def _pieces(self, frame: Frame, call: _Streamed, pieces: Any) -> None:
         if not isinstance(pieces, list):
-            self.anomaly(frame, "bad_partial_args", f"partialArgs is {short(pieces)}",
+            self.anomaly(frame, Code.BAD_PARTIAL_ARGS, f"partialArgs is {short(pieces)}",
                          key=call.key)
             return
         for piece in pieces:
             found = [k for k in _VALUE_TYPES if isinstance(piece, dict) and k in piece]
             path = piece.get("jsonPath") if isinstance(piece, dict) else None
             if not found or not isinstance(path, str):
-                self.anomaly(frame, "bad_piece", f"piece {short(piece)} has no jsonPath or value",
+                self.anomaly(frame, Code.BAD_PIECE, f"piece {short(piece)} has no jsonPath or value",
                              key=call.key)
                 continue
             kind = found[0]
             if len(found) > 1:
-                self.anomaly(frame, "ambiguous_piece", f"piece has {found}; {kind} used",
+                self.anomaly(frame, Code.AMBIGUOUS_PIECE, f"piece has {found}; {kind} used",
                              key=call.key)
             value = None if kind == "nullValue" else piece[kind]
             types = _VALUE_TYPES[kind]
             if types and (not isinstance(value, types)
                           or (kind == "numberValue" and isinstance(value, bool))):
-                self.anomaly(frame, "bad_piece_value", f"{kind} is {short(value)}", key=call.key)
+                self.anomaly(frame, Code.BAD_PIECE_VALUE, f"{kind} is {short(value)}", key=call.key)
             will = piece.get("willContinue") is True
             self.emit(ArgumentPiece(frame.index, call.key, path, value, will))
             try:
                 placed = place(call.root, parse_json_path(path), value,
                                is_str=kind == "stringValue" and isinstance(value, str), will=will)
             except BadPath as exc:
-                self.anomaly(frame, "bad_json_path", f"{short(path, 60)}: {exc}", key=call.key)
+                self.anomaly(frame, Code.BAD_JSON_PATH, f"{short(path, 60)}: {exc}", key=call.key)
                 continue
             if placed in _PLACEMENT_ANOMALIES:
                 code, message = _PLACEMENT_ANOMALIES[placed]

@@ -33,6 +33,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..frame import Frame
+from ..gate.codes import Code
 from .base import Handler, ProtocolReader, short
 
 
@@ -122,22 +123,22 @@ class GeminiInteractionsReader(ProtocolReader):
         # The event: line equals event_type on the wire; the SDK ignores it, but a gateway
         # that rewrites one and not the other is worth seeing. A missing line is fine.
         if frame.event is not None and frame.event != kind:
-            self.anomaly(frame, "event_name_mismatch",
+            self.anomaly(frame, Code.EVENT_NAME_MISMATCH,
                          f"event: {short(frame.event)} but data.event_type is {short(kind)}")
         if self._hops == 0 and isinstance(kind, str) and kind not in BEFORE_CREATED_OK:
-            self.anomaly(frame, "event_before_created",
+            self.anomaly(frame, Code.EVENT_BEFORE_START,
                          f"{short(kind)} before interaction.created")
         return kind
 
     def on_done(self, frame: Frame) -> None:
         """``[DONE]`` is the allowed trailer after the terminal ``interaction.completed``."""
         if frame.event not in (None, "done"):
-            self.anomaly(frame, "event_name_mismatch",
+            self.anomaly(frame, Code.EVENT_NAME_MISMATCH,
                          f"[DONE] under event: {short(frame.event)} (expected done)")
         if self._done:
-            self.anomaly(frame, "repeated_done", "a second [DONE]")
+            self.anomaly(frame, Code.REPEATED_DONE, "a second [DONE]")
         elif not self.ended:
-            self.anomaly(frame, "done_before_completed",
+            self.anomaly(frame, Code.DONE_BEFORE_COMPLETED,
                          "[DONE] before a terminal interaction.completed")
         self._done = True
 
@@ -145,7 +146,7 @@ class GeminiInteractionsReader(ProtocolReader):
         if self.ended and not self._done:
             # Informational: the turn is complete; recorders that keep only JSON payloads
             # (every *.reconstructed.sse fixture) drop this frame.
-            self.anomaly(None, "missing_done",
+            self.anomaly(None, Code.MISSING_DONE,
                          "the stream ended after interaction.completed without [DONE]")
 
     # -- interaction lifecycle --------------------------------------------------------------
@@ -154,7 +155,7 @@ class GeminiInteractionsReader(ProtocolReader):
         if self._hop_open:
             restarted = (f"{short(payload.get('event_type'))} before the previous interaction "
                          "completed")
-            self.anomaly(frame, "interaction_restarted", restarted)
+            self.anomaly(frame, Code.INTERACTION_RESTARTED, restarted)
             # Nothing vouched for its calls, stopped or not: all are cut (a review ran one).
             still_open = set(self._steps)
             self._close_open(frame, restarted)
@@ -179,12 +180,12 @@ class GeminiInteractionsReader(ProtocolReader):
         status = interaction.get("status")
         verdict = STATUSES.get(status) if isinstance(status, str) else None
         if not isinstance(status, str):  # not known to be a success: a failure
-            self.anomaly(frame, "missing_status",
+            self.anomaly(frame, Code.MISSING_STATUS,
                          f"{signal} without interaction.status; treated as failed")
             self.emit(StopReported(frame.index, "no status", cut=False, failed=True))
         else:
             if verdict is None:  # (found by review: an unknown status ended the turn as a success)
-                self.anomaly(frame, "unknown_status",
+                self.anomaly(frame, Code.UNKNOWN_STATUS,
                              f"unknown interaction status {short(status)}; treated as failed")
             verdict = verdict or _Verdict(False, True, True)
             self.emit(StopReported(frame.index, status, verdict.cut, verdict.failed))
@@ -213,7 +214,7 @@ class GeminiInteractionsReader(ProtocolReader):
             return
         step = payload.get(field)
         if not isinstance(step, dict):
-            self.anomaly(frame, "bad_step", f"{word} start without a {field} object", key=key)
+            self.anomaly(frame, Code.BAD_STEP, f"{word} start without a {field} object", key=key)
             step = {}
         stype = _str_or_none(step.get("type"))
         old = self._steps.get(key)
@@ -221,7 +222,7 @@ class GeminiInteractionsReader(ProtocolReader):
             # The old step is cut; the new one's text then changes a closed call: both refused
             # (found by review: the two steps' text was spliced into one call and run).
             restarted = f"{key} started again before it stopped"
-            self.anomaly(frame, "step_restarted", restarted, key=key)
+            self.anomaly(frame, Code.STEP_RESTARTED, restarted, key=key)
             self._finish_step(frame, old, cut=restarted)
         kind = "function" if stype == "function_call" else (
             "server_tool" if stype in SERVER_CALLS else None)
@@ -235,7 +236,7 @@ class GeminiInteractionsReader(ProtocolReader):
             self.emit(CallOpened(frame.index, key, id=_str_or_none(step.get("id")),
                                  name=name, kind=kind))
             if arguments is not None and not isinstance(arguments, dict):
-                self.anomaly(frame, "bad_arguments",
+                self.anomaly(frame, Code.BAD_ARGUMENTS,
                              f"start arguments is not an object ({short(arguments)})", key=key)
         self._steps[key] = _Step(key, stype, kind, arguments)
 
@@ -247,7 +248,7 @@ class GeminiInteractionsReader(ProtocolReader):
         delta = payload.get("delta")
         dtype = delta.get("type") if isinstance(delta, dict) else None
         if not isinstance(delta, dict) or not isinstance(dtype, str):
-            self.anomaly(frame, "bad_delta", f"delta without a type ({short(delta)})", key=key)
+            self.anomaly(frame, Code.BAD_DELTA, f"delta without a type ({short(delta)})", key=key)
             return
         handler = self.delta_handlers.get(dtype)
         if handler is not None:
@@ -256,7 +257,7 @@ class GeminiInteractionsReader(ProtocolReader):
             self._object_arguments(frame, key, delta, "server_tool")
         elif dtype not in QUIET_DELTAS:
             # The docs: "log and skip any events you don't recognize".
-            self.anomaly(frame, "unknown_delta", f"unknown delta type {short(dtype)}", key=key)
+            self.anomaly(frame, Code.UNKNOWN_DELTA, f"unknown delta type {short(dtype)}", key=key)
         metadata = payload.get("metadata")
         if isinstance(metadata, dict):
             self._usage(frame, metadata.get("total_usage"))
@@ -265,19 +266,19 @@ class GeminiInteractionsReader(ProtocolReader):
         # google-genai 2.0.0 alone called the field partial_arguments.
         fragment = delta["arguments"] if "arguments" in delta else delta.get("partial_arguments")
         if isinstance(fragment, dict):
-            self.anomaly(frame, "arguments_not_text",
+            self.anomaly(frame, Code.ARGUMENTS_NOT_TEXT,
                          "arguments_delta carries an object, not a string fragment", key=key)
             self._object_arguments(frame, key, {"arguments": fragment}, "function")
             return
         if not isinstance(fragment, str):
-            self.anomaly(frame, "bad_delta",
+            self.anomaly(frame, Code.BAD_DELTA,
                          f"arguments_delta without a string fragment ({short(fragment)})", key=key)
             return
         step = self._step(key, "function")
         if not step.appended and isinstance(step.start_arguments, dict) and step.start_arguments:
             # The start object is NOT prefixed to the fragments (that is how "{}{...}" bugs
             # are made); the fragments are the arguments, and the conflict is shown.
-            self.anomaly(frame, "start_arguments_then_deltas",
+            self.anomaly(frame, Code.START_ARGUMENTS_THEN_DELTAS,
                          f"{key} started with non-empty arguments and also got string deltas",
                          key=key)
         step.appended = True
@@ -304,7 +305,7 @@ class GeminiInteractionsReader(ProtocolReader):
             return
         step = self._steps.pop(key, None)
         if step is None:
-            self.anomaly(frame, "stop_without_start", f"stop for {key}, which is not open",
+            self.anomaly(frame, Code.STOP_WITHOUT_START, f"stop for {key}, which is not open",
                          key=key)
         else:
             self._finish_step(frame, step)
@@ -337,7 +338,7 @@ class GeminiInteractionsReader(ProtocolReader):
     def _key(self, frame: Frame, payload: dict[str, Any], word: str) -> str | None:
         index = payload.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
-            self.anomaly(frame, "bad_index",
+            self.anomaly(frame, Code.BAD_INDEX,
                          f"{short(payload.get('event_type'))} without an integer index "
                          f"({short(index)})")
             return None
@@ -355,7 +356,7 @@ class GeminiInteractionsReader(ProtocolReader):
     def _object_arguments(self, frame: Frame, key: str, delta: dict[str, Any], kind: str) -> None:
         arguments = delta.get("arguments")
         if not isinstance(arguments, dict):
-            self.anomaly(frame, "bad_arguments",
+            self.anomaly(frame, Code.BAD_ARGUMENTS,
                          f"{short(delta.get('type'))} delta without an arguments object "
                          f"({short(arguments)})", key=key)
             return
@@ -376,14 +377,14 @@ class GeminiInteractionsReader(ProtocolReader):
                 if text is not None:
                     self.emit(ArgumentsSet(frame.index, step.key, text, "serialized"))
             else:
-                self.anomaly(frame, "no_arguments",
+                self.anomaly(frame, Code.NO_ARGUMENTS,
                              f"{step.key} closed without any arguments on the wire", key=step.key)
         self.emit(CallClosed(frame.index, step.key, cut=cut))
 
     def _close_open(self, frame: Frame, why: str) -> None:
         for step in list(self._steps.values()):
             missing = f"{step.key} ({short(step.type or 'unknown type')}) never stopped; {why}"
-            self.anomaly(frame, "step_not_stopped", missing, key=step.key)
+            self.anomaly(frame, Code.STEP_NOT_STOPPED, missing, key=step.key)
             self._finish_step(frame, step, cut=missing)
         self._steps.clear()
 
@@ -395,5 +396,5 @@ class GeminiInteractionsReader(ProtocolReader):
         if isinstance(usage, dict):
             self.emit(UsageReported(frame.index, dict(usage)))
         elif usage is not None:
-            self.anomaly(frame, "bad_usage", f"usage is not an object ({short(usage)})")
+            self.anomaly(frame, Code.BAD_USAGE, f"usage is not an object ({short(usage)})")
 

@@ -27,6 +27,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..frame import Frame
+from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
 
 CHUNK = "chunk"
@@ -110,11 +111,11 @@ class OpenAIChatReader(ProtocolReader):
     def on_done(self, frame: Frame) -> None:
         if not self._finished:
             # No proof that any call finished: no TurnEnded, so the gate treats the turn as cut.
-            self.anomaly(frame, "done_without_finish_reason",
+            self.anomaly(frame, Code.DONE_WITHOUT_FINISH_REASON,
                          "[DONE] arrived but no choice reported a finish_reason")
             return
         for choice in sorted(self._choices - self._finished):
-            self.anomaly(frame, "choice_without_finish_reason",
+            self.anomaly(frame, Code.CHOICE_WITHOUT_FINISH_REASON,
                          f"choice {choice} has no finish_reason at [DONE]")
         self.end_turn(frame, "[DONE]")
 
@@ -126,7 +127,7 @@ class OpenAIChatReader(ProtocolReader):
     def _on_chunk(self, frame: Frame, payload: dict[str, Any]) -> None:
         obj = payload.get("object")
         if obj is not None and not (isinstance(obj, str) and obj in _CHUNK_OBJECTS):
-            self.anomaly(frame, "unexpected_object", f"object {short(obj)} in a chunk stream")
+            self.anomaly(frame, Code.UNEXPECTED_OBJECT, f"object {short(obj)} in a chunk stream")
         if payload.get("error") is not None:  # an error riding on a chunk (OpenRouter)
             self.error_payload(frame, payload["error"])
         usage = payload.get("usage")
@@ -136,18 +137,18 @@ class OpenAIChatReader(ProtocolReader):
         if choices is None:
             return
         if not isinstance(choices, list):
-            self.anomaly(frame, "bad_choices", f"choices is not a list: {short(choices)}")
+            self.anomaly(frame, Code.BAD_CHOICES, f"choices is not a list: {short(choices)}")
             return
         for choice in choices:
             if isinstance(choice, dict):
                 self._choice(frame, choice)
             else:
-                self.anomaly(frame, "bad_choice", f"choice is not an object: {short(choice)}")
+                self.anomaly(frame, Code.BAD_CHOICE, f"choice is not an object: {short(choice)}")
 
     def _choice(self, frame: Frame, choice: dict[str, Any]) -> None:
         c = int_or_none(choice.get("index"))
         if c is None:
-            self.anomaly(frame, "missing_choice_index",
+            self.anomaly(frame, Code.MISSING_CHOICE_INDEX,
                          f"choice index {short(choice.get('index'))}, taken as 0")
             c = 0
         self._choices.add(c)
@@ -155,7 +156,7 @@ class OpenAIChatReader(ProtocolReader):
         if isinstance(delta, dict):
             self._delta(frame, c, delta)
         elif delta is not None:
-            self.anomaly(frame, "bad_delta", f"delta is not an object: {short(delta)}")
+            self.anomaly(frame, Code.BAD_DELTA, f"delta is not an object: {short(delta)}")
         reason = choice.get("finish_reason")
         if reason is not None and reason != "":  # some gateways send "" for "not yet"
             self._finish(frame, c, reason)
@@ -164,7 +165,7 @@ class OpenAIChatReader(ProtocolReader):
         if c in self._finished:
             carries = [k for k in (*_TEXT_FIELDS, "tool_calls", "function_call") if delta.get(k)]
             if carries:
-                self.anomaly(frame, "delta_after_finish",
+                self.anomaly(frame, Code.DELTA_AFTER_FINISH,
                              f"choice {c} sent {', '.join(carries)} after its finish_reason")
         for field, channel in _TEXT_FIELDS.items():
             text = delta.get(field)
@@ -172,31 +173,31 @@ class OpenAIChatReader(ProtocolReader):
                 if text:
                     self.emit(TextAppended(frame.index, channel, text))
             elif text is not None:
-                self.anomaly(frame, "bad_text", f"delta.{field} is not a string: {short(text)}")
+                self.anomaly(frame, Code.BAD_TEXT, f"delta.{field} is not a string: {short(text)}")
         tool_calls = delta.get("tool_calls")
         if isinstance(tool_calls, list):
             for fragment in tool_calls:  # several fragments of one index: in order, as sent
                 self._tool_fragment(frame, c, fragment)
         elif tool_calls is not None:
-            self.anomaly(frame, "bad_tool_calls", f"tool_calls is not a list: {short(tool_calls)}")
+            self.anomaly(frame, Code.BAD_TOOL_CALLS, f"tool_calls is not a list: {short(tool_calls)}")
         legacy = delta.get("function_call")
         if isinstance(legacy, dict):
             self._legacy_fragment(frame, c, legacy)
         elif legacy is not None:
-            self.anomaly(frame, "bad_tool_calls", f"function_call is not an object: {short(legacy)}")
+            self.anomaly(frame, Code.BAD_TOOL_CALLS, f"function_call is not an object: {short(legacy)}")
 
     def _finish(self, frame: Frame, c: int, reason: Any) -> None:
         if not isinstance(reason, str):
-            self.anomaly(frame, "bad_finish_reason", f"finish_reason {short(reason)}")
+            self.anomaly(frame, Code.BAD_FINISH_REASON, f"finish_reason {short(reason)}")
             reason = short(reason)
         verdict = _FINISH.get(reason)
         if verdict is None:  # not known to be a success: a failure (found by review: DeepSeek's
             # insufficient_system_resource, an interrupted output, executed)
-            self.anomaly(frame, "unknown_finish_reason",
+            self.anomaly(frame, Code.UNKNOWN_FINISH_REASON,
                          f"finish_reason {short(reason)} is not documented; treated as failed")
             verdict = (False, True)
         if c in self._finished:
-            self.anomaly(frame, "repeated_finish_reason", f"choice {c} finished again ({reason})")
+            self.anomaly(frame, Code.REPEATED_FINISH_REASON, f"choice {c} finished again ({reason})")
         self._finished.add(c)
         self.emit(StopReported(frame.index, reason, cut=verdict[0], failed=verdict[1]))
         # The finish_reason is the provider's word that this choice's calls are complete.
@@ -209,14 +210,14 @@ class OpenAIChatReader(ProtocolReader):
 
     def _tool_fragment(self, frame: Frame, c: int, fragment: Any) -> None:
         if not isinstance(fragment, dict):
-            self.anomaly(frame, "bad_tool_call", f"tool_calls entry is not an object: "
+            self.anomaly(frame, Code.BAD_TOOL_CALL, f"tool_calls entry is not an object: "
                                                  f"{short(fragment)}")
             return
         function = fragment.get("function")
         if function is None:
             function = {}
         elif not isinstance(function, dict):
-            self.anomaly(frame, "bad_tool_call", f"function is not an object: {short(function)}")
+            self.anomaly(frame, Code.BAD_TOOL_CALL, f"function is not an object: {short(function)}")
             function = {}
         call_id, index = _str(fragment.get("id")), fragment.get("index")
         call, new = self._locate(frame, c, index, call_id)
@@ -252,7 +253,7 @@ class OpenAIChatReader(ProtocolReader):
                 # arguments is a new call, not a rename of the finished one.
                 generation = self._generations[slot] = self._generations.get(slot, 1) + 1
                 key = f"choice{c}/call{i}#{generation}"
-                self.anomaly(frame, "index_reused",
+                self.anomaly(frame, Code.INDEX_REUSED,
                              f"index {i} reused by id {short(call_id)} after {call.key}"
                              f" (id {short(call.id)}) had arguments", key=key)
                 call = None
@@ -263,7 +264,7 @@ class OpenAIChatReader(ProtocolReader):
             call = self._slots[slot] = self._new(c, key, call_id)
             return call, True
         if index is not None:
-            self.anomaly(frame, "bad_index", f"tool_calls index {short(index)} is not an integer")
+            self.anomaly(frame, Code.BAD_INDEX, f"tool_calls index {short(index)} is not an integer")
         new = False
         if call_id is not None:
             call = self._by_id.get((c, call_id))
@@ -274,7 +275,7 @@ class OpenAIChatReader(ProtocolReader):
             if len(open_calls) > 1:
                 # A guess between several open calls (the SDK raises here): the call it goes to
                 # is disputed (found by review: another call's arguments were completed).
-                self.anomaly(frame, "ambiguous_fragment",
+                self.anomaly(frame, Code.AMBIGUOUS_FRAGMENT,
                              f"a tool_calls fragment with neither index nor id, while "
                              f"{len(open_calls)} calls are open: given to the last one",
                              key=open_calls[-1].key)
@@ -286,7 +287,7 @@ class OpenAIChatReader(ProtocolReader):
         if not call.missing_index_reported:
             call.missing_index_reported = True
             how = "by id" if call_id is not None else "to the last open call"
-            self.anomaly(frame, "missing_index",
+            self.anomaly(frame, Code.MISSING_INDEX,
                          f"tool_calls fragment without index, attributed {how} (once per call)",
                          key=call.key)
         return call, new
@@ -298,7 +299,7 @@ class OpenAIChatReader(ProtocolReader):
             call.id, call.name = call_id, name
             self.emit(CallOpened(frame.index, call.key, id=call_id, name=name))
             if name is None:  # (the first fragment of a call names it: that one never came)
-                self.anomaly(frame, "call_without_name",
+                self.anomaly(frame, Code.CALL_WITHOUT_NAME,
                              f"{call.key} first appears without a function name", key=call.key)
         elif call_id is not None or name is not None:
             changed = (call_id is not None and call_id != call.id) or \
@@ -312,7 +313,7 @@ class OpenAIChatReader(ProtocolReader):
             elif not call.repeat_reported and (name is not None or not id_is_key):
                 # Same id/name again (Fireworks, DeepSeek, Qwen, NIM…): never concatenated.
                 call.repeat_reported = True
-                self.anomaly(frame, "repeated_identity",
+                self.anomaly(frame, Code.REPEATED_IDENTITY,
                              f"{call.key} repeats its id/name on later fragments (once per call)",
                              key=call.key)
         self._arguments(frame, call, function.get("arguments"))
@@ -322,7 +323,7 @@ class OpenAIChatReader(ProtocolReader):
             if not text:
                 return  # OpenAI's announcing fragment and some gateways send "": nothing to add
             if call.fragments == 1 and call.first == "{}":
-                self.anomaly(frame, "empty_object_then_more",
+                self.anomaly(frame, Code.EMPTY_OBJECT_THEN_MORE,
                              f"{call.key} sent {{}} and then more argument text", key=call.key)
             call.fragments += 1
             if call.fragments == 1:
@@ -331,7 +332,7 @@ class OpenAIChatReader(ProtocolReader):
             self.emit(ArgumentsAppended(frame.index, call.key, text))
         elif text is not None:
             # Some gateways send the arguments as a JSON object rather than text.
-            self.anomaly(frame, "arguments_not_text",
+            self.anomaly(frame, Code.ARGUMENTS_NOT_TEXT,
                          f"{call.key} arguments sent as {type(text).__name__}, serialized",
                          key=call.key)
             call.has_args = True

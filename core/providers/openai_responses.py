@@ -28,6 +28,7 @@ from ..events import (
 )
 from ..fork import Record
 from ..frame import Frame
+from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
 from .responses_events import INCOMPLETE_FAILED, NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
 
@@ -80,7 +81,7 @@ class OpenAIResponsesReader(ProtocolReader):
             return None
         kind = payload.get("type")
         if frame.event is not None and frame.event != kind:
-            self.anomaly(frame, "event_name_mismatch",
+            self.anomaly(frame, Code.EVENT_NAME_MISMATCH,
                          f"event: {short(frame.event)} but data.type {short(kind)}")
         seq = payload.get("sequence_number")
         if type(seq) is int and self._seq is not None and seq == self._seq + 1:
@@ -93,16 +94,24 @@ class OpenAIResponsesReader(ProtocolReader):
         return kind
 
     def _check_sequence(self, frame: Frame, payload: dict[str, Any]) -> None:
+        # A stream is numbered or not from its first event, and every event agrees: a number
+        # missing from a numbered stream, or appearing in an unnumbered one, is a gap.
         seq = int_or_none(payload.get("sequence_number"))
         if seq is None:
-            if not self._seq_missing_reported:
+            if self._seq is not None:
+                self.anomaly(frame, Code.SEQUENCE_GAP, "event without an integer sequence_number "
+                                                       f"after {self._seq}")
+            elif not self._seq_missing_reported:
                 self._seq_missing_reported = True
-                self.anomaly(frame, "missing_sequence_number",
+                self.anomaly(frame, Code.MISSING_SEQUENCE_NUMBER,
                              "event without an integer sequence_number (reported once)")
             return
+        if self._seq_missing_reported and self._seq is None:
+            self.anomaly(frame, Code.SEQUENCE_GAP, f"sequence_number {seq} in a stream whose "
+                                                   "first events had none")
         expected = 0 if self._seq is None else self._seq + 1
-        if seq != expected:
-            self.anomaly(frame, "sequence_gap", f"sequence_number {seq}, expected {expected}")
+        if seq != expected and not (self._seq_missing_reported and self._seq is None):
+            self.anomaly(frame, Code.SEQUENCE_GAP, f"sequence_number {seq}, expected {expected}")
         self._seq = seq  # resynchronise, so one gap is one anomaly
 
     def _check_response_id(self, frame: Frame, response: Any) -> None:
@@ -113,7 +122,7 @@ class OpenAIResponsesReader(ProtocolReader):
             self._response_id = rid
         elif rid != self._response_id and not self._response_id_reported:
             self._response_id_reported = True
-            self.anomaly(frame, "response_id_changed",
+            self.anomaly(frame, Code.RESPONSE_ID_CHANGED,
                          f"response id {short(rid)}, first {short(self._response_id)}"
                          " (reported once)")
 
@@ -136,13 +145,13 @@ class OpenAIResponsesReader(ProtocolReader):
             # The id names one call, the output_index another (the SDK routes by the index):
             # both are disputed (found by review: the two readings built different arguments).
             for disputed in (call, at):
-                self.anomaly(frame, "routing_disagrees",
+                self.anomaly(frame, Code.ROUTING_DISAGREES,
                              f"an event's item_id names {call.key}, its output_index "
                              f"{output_index} names {at.key}", key=disputed.key)
         if item_id is not None and call.item_id is not None and item_id != call.item_id \
                 and not call.id_change_reported:
             call.id_change_reported = True
-            self.anomaly(frame, "item_id_changed",
+            self.anomaly(frame, Code.ITEM_ID_CHANGED,
                          f"item id {short(item_id)} at output_index {output_index} is taken as"
                          f" {call.key} (reported once per call)", key=call.key)
         return call.key
@@ -167,7 +176,7 @@ class OpenAIResponsesReader(ProtocolReader):
 
     def _close(self, frame: Frame, key: str, text: Any, cut: str | None = None) -> None:
         if text is not None and not isinstance(text, str):
-            self.anomaly(frame, "bad_arguments", f"final arguments are not a string: {short(text)}",
+            self.anomaly(frame, Code.BAD_ARGUMENTS, f"final arguments are not a string: {short(text)}",
                          key=key)
             text = None
         call = self._calls[key]
@@ -179,7 +188,7 @@ class OpenAIResponsesReader(ProtocolReader):
         if differs:
             # The two provider copies (arguments.done and output_item.done) disagree with each
             # other: one of them differs from our buffer, which the accumulator finds.
-            self.anomaly(frame, "final_arguments_differ",
+            self.anomaly(frame, Code.FINAL_ARGUMENTS_DIFFER,
                          f"second final copy {short(text)} differs from the first", key=key)
         if differs or cut is not None:  # (output_item.done adds a copy or says it is not whole)
             self.emit(CallClosed(frame.index, key, text if differs else None, cut))
@@ -189,23 +198,23 @@ class OpenAIResponsesReader(ProtocolReader):
     def _on_item_added(self, frame: Frame, payload: dict[str, Any]) -> None:
         item, idx = payload.get("item"), int_or_none(payload.get("output_index"))
         if not isinstance(item, dict):
-            self.anomaly(frame, "bad_item", f"output_item.added without an item object: "
+            self.anomaly(frame, Code.BAD_ITEM, f"output_item.added without an item object: "
                                              f"{short(item)}")
             return
         key, kind = _key(_str(item.get("id")), idx), item.get("type")
         if key in self._added:
-            self.anomaly(frame, "duplicate_item", f"output_item.added again for {key}", key=key)
+            self.anomaly(frame, Code.DUPLICATE_ITEM, f"output_item.added again for {key}", key=key)
         self._added.add(key)
         if idx is not None:
             owner = self._index_owner.get(idx)
             if owner is not None and owner != key:
-                self.anomaly(frame, "output_index_reused",
+                self.anomaly(frame, Code.OUTPUT_INDEX_REUSED,
                              f"output_index {idx} held {short(owner)}, now {short(key)}", key=key)
             self._index_owner[idx] = key
         if kind == "function_call":
             self._open(frame, key, item, idx)
         elif not (isinstance(kind, str) and kind in NOT_CALLS):
-            self.anomaly(frame, "unhandled_item",
+            self.anomaly(frame, Code.UNHANDLED_ITEM,
                          f"output item type {short(kind)} is not read as a call", key=key)
 
     def _on_arguments_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
@@ -215,7 +224,7 @@ class OpenAIResponsesReader(ProtocolReader):
         if isinstance(delta, str):
             self.emit(ArgumentsAppended(frame.index, key, delta))
         else:
-            self.anomaly(frame, "bad_delta", f"arguments delta is not a string: {short(delta)}",
+            self.anomaly(frame, Code.BAD_DELTA, f"arguments delta is not a string: {short(delta)}",
                          key=key)
 
     def _on_arguments_done(self, frame: Frame, payload: dict[str, Any]) -> None:
@@ -225,7 +234,7 @@ class OpenAIResponsesReader(ProtocolReader):
         name = _str(payload.get("name"))
         call = self._calls.get(key)
         if call is None:
-            self.anomaly(frame, "call_not_announced",
+            self.anomaly(frame, Code.CALL_NOT_ANNOUNCED,
                          f"arguments.done for {key}, never announced", key=key)
             call = self._open(frame, key, {"id": item_id, "name": name}, idx)
         elif name is not None and name != call.name:
@@ -240,7 +249,7 @@ class OpenAIResponsesReader(ProtocolReader):
         key = self._resolve(frame, _str(item.get("id")), idx)
         call = self._calls.get(key)
         if call is None:
-            self.anomaly(frame, "call_not_announced",
+            self.anomaly(frame, Code.CALL_NOT_ANNOUNCED,
                          f"output_item.done for {key}, never announced", key=key)
             self._open(frame, key, {k: v for k, v in item.items() if k != "arguments"}, idx)
         else:
@@ -251,7 +260,7 @@ class OpenAIResponsesReader(ProtocolReader):
         cut, status = None, item.get("status")
         if status is not None and status != "completed":  # (in_progress in a done item, too)
             cut = f"{key} ended with status {short(status)}"
-            self.anomaly(frame, "call_incomplete", cut, key=key)
+            self.anomaly(frame, Code.CALL_INCOMPLETE, cut, key=key)
         self._close(frame, key, item.get("arguments"), cut)
 
     def _on_text(self, frame: Frame, payload: dict[str, Any]) -> None:
@@ -260,7 +269,7 @@ class OpenAIResponsesReader(ProtocolReader):
             if delta:
                 self.emit(TextAppended(frame.index, TEXT_EVENTS[payload["type"]], delta))
         else:
-            self.anomaly(frame, "bad_delta", f"text delta is not a string: {short(delta)}")
+            self.anomaly(frame, Code.BAD_TEXT, f"text delta is not a string: {short(delta)}")
 
     def _on_error(self, frame: Frame, payload: dict[str, Any]) -> None:
         # The wire nests {error:{type,code,message,param}}; the spec and SDK show them flat.
@@ -274,10 +283,10 @@ class OpenAIResponsesReader(ProtocolReader):
         """Checks and usage common to the three terminal events; returns the response object."""
         response = payload.get("response")
         if not isinstance(response, dict):
-            self.anomaly(frame, "bad_response", f"{status} event without a response object")
+            self.anomaly(frame, Code.BAD_RESPONSE, f"{status} event without a response object")
             return {}
         if response.get("status") != status:
-            self.anomaly(frame, "status_mismatch",
+            self.anomaly(frame, Code.STATUS_MISMATCH,
                          f"response.status {short(response.get('status'))}, expected {status}")
         usage = response.get("usage")
         if isinstance(usage, dict):
@@ -291,7 +300,7 @@ class OpenAIResponsesReader(ProtocolReader):
             if call is not None:
                 listed.add(call.key)
             if call is None:
-                self.anomaly(frame, "call_only_in_final_response",
+                self.anomaly(frame, Code.CALL_ONLY_IN_FINAL_RESPONSE,
                              f"function_call {short(item.get('name'))} at output {idx} was never"
                              " streamed")
                 continue
@@ -312,7 +321,7 @@ class OpenAIResponsesReader(ProtocolReader):
                 # copy that is not the one the done events gave goes to the accumulator, which
                 # compares it with the fragments (found by review: it was not checked).
                 if call.final is not None:
-                    self.anomaly(frame, "final_arguments_differ",
+                    self.anomaly(frame, Code.FINAL_ARGUMENTS_DIFFER,
                                  f"the final response's copy {short(item['arguments'])} is not "
                                  "the done events'", key=call.key)
                 self.emit(CallClosed(frame.index, call.key, item["arguments"]))
@@ -321,7 +330,7 @@ class OpenAIResponsesReader(ProtocolReader):
             # hands a harness (found by review: it executed). (An empty output says nothing.)
             for call in self._calls.values():
                 if call.key not in listed:
-                    self.anomaly(frame, "call_missing_from_final_response",
+                    self.anomaly(frame, Code.CALL_MISSING_FROM_FINAL_RESPONSE,
                                  f"{call.key} was streamed but the final response does not list "
                                  "it", key=call.key)
         return response
@@ -330,7 +339,7 @@ class OpenAIResponsesReader(ProtocolReader):
         status = self._final_response(frame, payload, "completed").get("status")
         for call in self._calls.values():
             if not call.closed:
-                self.anomaly(frame, "call_not_done",
+                self.anomaly(frame, Code.CALL_NOT_DONE,
                              f"{call.key} got no done event before response.completed",
                              key=call.key)
         # A completed event whose response says otherwise is taken at its worse word (found by
@@ -346,7 +355,7 @@ class OpenAIResponsesReader(ProtocolReader):
         reason = _str(details.get("reason")) if isinstance(details, dict) else None
         failed = INCOMPLETE_FAILED.get(reason or "")
         if failed is None:
-            self.anomaly(frame, "unknown_incomplete_reason",
+            self.anomaly(frame, Code.UNKNOWN_INCOMPLETE_REASON,
                          f"incomplete_details.reason {short(reason)}")
         self.emit(StopReported(frame.index, reason or "incomplete", cut=True, failed=bool(failed)))
         self.end_turn(frame, "response.incomplete")
