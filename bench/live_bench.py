@@ -116,7 +116,7 @@ def frame_chunks(stream: BenchStream) -> list[tuple[float, bytes]]:
 def serving(session: str, rate: float) -> Iterator[str]:
     """``callscope serve SESSION --rate RATE`` as a child process; yields its URL."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "callscope.net.cli", "serve", session,
+    proc = subprocess.Popen([sys.executable, "-m", "callscope.tui.cli", "serve", session,
                              "--rate", f"{rate:g}"], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None

@@ -12,7 +12,6 @@ from callscope.core.engine import Engine
 from callscope.core.errors import CallscopeError
 from callscope.core.importers import open_input
 from callscope.core.session import REDACTED
-from callscope.net.cli import add_commands
 from callscope.net.live import (
     MissingKey,
     build_request,
@@ -20,6 +19,7 @@ from callscope.net.live import (
     record,
     shape_tools,
 )
+from callscope.tui.net_commands import add_commands
 from loopback import ANTHROPIC, CHAT, GENERATE, serving
 
 KEY = "sk-live-SECRET-4f1c9a"
@@ -115,7 +115,7 @@ def test_missing_key_is_one_clear_line(keys, monkeypatch):
 
 
 def test_missing_key_exits_2_from_the_command_line(keys, monkeypatch, capsys):
-    from callscope.net.cli import main
+    from callscope.tui.cli import main
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert main(["live", "--provider", "anthropic", "--model", "m", "hello"]) == 2

@@ -261,7 +261,7 @@ def test_parse_faults():
 
 def test_serve_command_prints_its_port_and_streams():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "callscope.net.cli", "serve", str(CHAT_TEXT),
+    proc = subprocess.Popen([sys.executable, "-m", "callscope.tui.cli", "serve", str(CHAT_TEXT),
                              "--delay", "0"], stdout=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()

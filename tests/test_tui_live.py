@@ -301,7 +301,7 @@ async def test_closing_during_a_stall_saves_the_session_at_once(serve, tmp_path)
 
 
 def test_the_live_command_runs_the_debugger_and_reports(serve, tmp_path, monkeypatch, capsys):
-    from callscope.net import cli
+    from callscope.tui import cli
     from textual.app import App
 
     async def watch(pilot) -> None:  # stands in for the user: quit once the stream ended
@@ -393,7 +393,7 @@ async def test_the_list_keeps_the_debugger_keys_off(paced, tmp_path):
 
 def test_the_proxy_command_runs_the_debugger_and_lists_what_it_captured(serve, tmp_path,
                                                                          monkeypatch, capsys):
-    from callscope.net import cli
+    from callscope.tui import cli
     from textual.app import App
 
     async def agent(pilot) -> None:  # one request through the proxy, then quit

@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keymap", metavar="FILE", help='remap keys: JSON {"callscope.cut": "ctrl+x"}')
     common(p)
 
-    from ..net.cli import add_commands  # network commands live at the edge, in net/
+    from .net_commands import add_commands  # serve, live and proxy (the servers are in net/)
 
     add_commands(sub)
     return parser
@@ -320,7 +320,7 @@ HANDLERS = {"replay": cmd_replay, "check": cmd_check, "import": cmd_import, "ope
 def _handler(command: str) -> Any:
     if command in HANDLERS:
         return HANDLERS[command]
-    from ..net.cli import HANDLERS as NET_HANDLERS
+    from .net_commands import HANDLERS as NET_HANDLERS
 
     return NET_HANDLERS[command]
 

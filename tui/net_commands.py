@@ -1,10 +1,11 @@
-"""The network subcommands: ``serve``, ``live`` and ``proxy``.
+"""The network subcommands of the command line: ``serve``, ``live`` and ``proxy``.
 
+The servers and the client are in net/; the command line is here, with the rest of it
+(tui/cli.py), as ``live`` and ``proxy`` open the debugger and the headless ones print its table.
 ``add_commands(subparsers)`` registers them on the main ``callscope`` parser; each parser gets
 ``handler=cmd_*`` as a default, and :data:`HANDLERS` maps the command names to the same
 functions (``cmd(args, out) -> exit code``). Errors raised on purpose are
 :class:`~callscope.core.errors.CallscopeError` (one line, exit 2, printed by the caller).
-``python -m callscope.net.cli COMMAND ...`` runs them on their own.
 """
 
 from __future__ import annotations
@@ -13,21 +14,20 @@ import argparse
 import asyncio
 import contextlib
 import signal
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import CallscopeError
 from ..core.tools import read_tools_file
-from .http1 import HTTPServer
+from ..net.http1 import HTTPServer
 
 if TYPE_CHECKING:
-    from .live import LiveRequest, LiveResult
+    from ..net.live import LiveRequest, LiveResult
 
 
 def _line_writer(out: TextIO) -> Callable[[str], None]:
     def write(line: str) -> None:
-        from ..tui.table import inert
+        from .table import inert
 
         out.write(inert(line, 300) + "\n")
         out.flush()
@@ -60,7 +60,7 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO) ->
 # -- serve -------------------------------------------------------------------------------------
 
 def serve_faults(args: argparse.Namespace) -> Any:
-    from .serve import Faults, check_faults, parse_faults
+    from ..net.serve import Faults, check_faults, parse_faults
 
     flags = Faults(cut=args.cut, frames=args.frames, end=args.end, hold=args.hold,
                    chunk=args.chunk, delay=args.delay, speed=args.speed, rate=args.rate,
@@ -70,7 +70,7 @@ def serve_faults(args: argparse.Namespace) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from .serve import Emulator, load, make_server
+    from ..net.serve import Emulator, load, make_server
 
     sessions = [load(path) for path in args.sessions]
     emulator = Emulator(sessions, serve_faults(args), log=_line_writer(out))
@@ -86,7 +86,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 # -- live --------------------------------------------------------------------------------------
 
 def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
-    from .live import build_request, default_path
+    from ..net.live import build_request, default_path
 
     request = build_request(args.provider, args.model, " ".join(args.prompt),
                             tools=read_tools_file(args.tools) if args.tools else [], base_url=args.base_url,
@@ -95,7 +95,7 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
     if args.headless:
         return _live_table(request, path, args.timeout, out)
     from ..core.session import redact_url
-    from ..tui.live import LiveApp
+    from .live import LiveApp
 
     app = LiveApp(request, path, timeout=args.timeout,
                   note=f"live {request.protocol} {redact_url(request.url)}; recording to {path}")
@@ -113,8 +113,8 @@ def _live_table(request: LiveRequest, path: str, timeout: float, out: TextIO) ->
     from ..core.records import turn_record
     from ..core.session import Chunk, redact_url
     from ..core.tools import ToolSet
-    from ..tui.table import TableWriter
-    from .live import record
+    from ..net.live import record
+    from .table import TableWriter
 
     engine = Engine(request.protocol, ToolSet(request.tools))
     table = TableWriter(out, f"live {request.protocol} {redact_url(request.url)}")
@@ -134,7 +134,7 @@ def _live_table(request: LiveRequest, path: str, timeout: float, out: TextIO) ->
 
 def _live_report(result: LiveResult, out: TextIO) -> None:
     """How the stream ended, what httpx-sse thought of it, where the session is."""
-    from ..tui.table import inert
+    from .table import inert
 
     end = result.end
     if end.kind == "http_error":
@@ -155,7 +155,7 @@ def _live_report(result: LiveResult, out: TextIO) -> None:
 
 def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
     from ..core.session import redact_url
-    from .proxy import RecordingProxy, make_server
+    from ..net.proxy import RecordingProxy, make_server
 
     if not args.headless:
         return _proxy_tui(args, out)
@@ -170,8 +170,8 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
 
 def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
     """The proxy with its captures list in the debugger; after it, one line per capture."""
-    from ..tui.captures import ProxyApp
-    from ..tui.table import inert
+    from .captures import ProxyApp
+    from .table import inert
 
     app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout)
     app.run()
@@ -212,8 +212,8 @@ def _port(text: str) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``serve``, ``live`` and ``proxy`` on an ``add_subparsers()`` object."""
-    from .live import PROVIDER_NAMES
-    from .serve import ENDINGS
+    from ..net.live import PROVIDER_NAMES
+    from ..net.serve import ENDINGS
 
     p = sub.add_parser("serve", help="emulate providers: stream sessions, with faults on request")
     p.add_argument("sessions", nargs="+", metavar="SESSION")
@@ -259,21 +259,3 @@ def add_commands(sub: Any) -> None:
 
 HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "serve": cmd_serve, "live": cmd_live, "proxy": cmd_proxy}
-COMMANDS = tuple(HANDLERS)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="callscope")
-    add_commands(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return HANDLERS[args.command](args, sys.stdout)
-    except CallscopeError as exc:
-        print(f"callscope: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
