@@ -79,7 +79,7 @@ class RecordingProxy:
     """The request handler of ``callscope proxy``."""
 
     def __init__(self, upstream: str, directory: str, *, timeout: float = 600.0,
-                 log: Callable[[str], None] | None = None,
+                 log: Callable[[str], object] | None = None,
                  on_session: Callable[[str], None] | None = None,
                  observer: CaptureObserver | None = None) -> None:
         if not upstream.startswith(("http://", "https://")):

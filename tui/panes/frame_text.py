@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from textual.content import Content
 from textual.style import Style
 
-from ...core.sse import Frame
+from ...core.frame import Frame
 from ...core.timeline import Timeline
 from .. import safe
 from .rawbytes import cells, char_start, fmt_time, line_spans

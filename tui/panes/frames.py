@@ -156,6 +156,7 @@ class FramesPane(PaneScroll, can_focus=False):
         if self._relayout() or everything:
             self.refresh()
         else:  # only the frames on screen whose look changed (a step: two or three)
+            assert before is not None  # (everything is true when there was no view before)
             self._refresh_changed(before)
         # Scroll only when the cursor's frame or the rows changed: a refresh of a growing
         # stream keeps the scroll position (unless following it).
