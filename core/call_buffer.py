@@ -46,9 +46,9 @@ class CallBuffer:
     closed: bool = False
     closed_frame: int | None = None
     provider_copy: str | None = None
-    cut: str | None = None
-    """Why the call was closed without the provider vouching that it is whole (see
-    :attr:`CallClosed.cut`): the gate refuses it as truncated."""
+    cut_why: str | None = None
+    """Why the call ended without the provider vouching that it is whole (see
+    :class:`~.events.CallCut`): the gate refuses it as truncated."""
     fragments: list[Fragment] = field(default_factory=list)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)

@@ -20,8 +20,11 @@ from .events import (
     ArgumentsSet,
     CallChange,
     CallClosed,
+    CallCut,
     CallEvent,
+    CallIdentified,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TextAppended,
@@ -179,6 +182,8 @@ class TurnState:
         match event:
             case CallOpened():
                 self._open(event, found)
+            case CallIdentified():
+                self._identify(self._call_for(event.key, event.frame, found), event, found)
             case ArgumentsAppended():
                 call = self._call_for(event.key, event.frame, found)
                 if call.closed:
@@ -205,7 +210,17 @@ class TurnState:
             case ArgumentPiece():
                 self._call_for(event.key, event.frame, found).pieces.append(event)
             case CallClosed():
-                self._close(event, found)
+                call = self._call_for(event.key, event.frame, found)
+                if call.closed:
+                    found.append(Anomaly(event.frame, Code.CLOSED_TWICE, "the call was closed again",
+                                         call.key))
+                self._mark_closed(call, event.frame)
+            case FinalCopy():
+                self._final_copy(event, found)
+            case CallCut():
+                call = self._call_for(event.key, event.frame, found)
+                call.cut_why = call.cut_why or event.why
+                self._mark_closed(call, event.frame)
             case TurnEnded():
                 self.terminal = event
             case StopReported():
@@ -268,7 +283,7 @@ class TurnState:
             current = call.length if call and isinstance(event, ArgumentsAppended) else 0
             if current + size > limits.max_argument_chars:
                 return f"arguments of {event.key} longer than {limits.max_argument_chars} characters"
-        elif isinstance(event, CallClosed) and event.arguments is not None:
+        elif isinstance(event, FinalCopy):
             # (a final copy with no fragments becomes the call's text)
             if len(event.arguments) > limits.max_argument_chars:
                 return f"arguments of {event.key} longer than {limits.max_argument_chars} characters"
@@ -281,9 +296,12 @@ class TurnState:
                                                       event.call_id, event.name, event.kind)
             call.anomalies.extend(self.orphans.pop(event.key, ()))
             call.disputed = self.disputes.pop(event.key, None)
-            return
-        # A re-announcement (gateways repeat id and name on every chunk): set what was
-        # missing, never concatenate, and say so when the identity changes.
+        else:  # (a reader opens a key once; a hostile stream can make one open it again)
+            self._identify(call, event, found)
+
+    @staticmethod
+    def _identify(call: CallBuffer, event: CallOpened | CallIdentified, found: list[Anomaly]) -> None:
+        """Set what was missing, never concatenate, and say so when the identity changes."""
         for attr in ("id", "call_id", "name"):
             new, old = getattr(event, attr), getattr(call, attr)
             if new is None or new == old:
@@ -304,24 +322,21 @@ class TurnState:
             call.disputed = self.disputes.pop(key, None)
         return call
 
-    def _close(self, event: CallClosed, found: list[Anomaly]) -> None:
-        call = self._call_for(event.key, event.frame, found)
-        if call.closed and event.cut is None and event.arguments is None:
-            # (a later close that brings another final copy or says the call is not whole is not
-            # a second close: Responses' output_item.done after function_call_arguments.done)
-            found.append(Anomaly(event.frame, Code.CLOSED_TWICE, "the call was closed again", call.key))
+    @staticmethod
+    def _mark_closed(call: CallBuffer, frame: int | None) -> None:
         call.closed = True
-        call.closed_frame = event.frame if call.closed_frame is None else call.closed_frame
-        call.cut = call.cut or event.cut
-        if event.arguments is not None:
-            call.provider_copy = event.arguments
-            if not call.fragments and call.origin == "raw":
-                # No fragments is not a disagreement: the copy is the arguments.
-                found.append(Anomaly(event.frame, Code.ARGUMENTS_ONLY_IN_FINAL_COPY,
-                                     "no argument fragments were streamed; the final copy is the "
-                                     "arguments", call.key))
-                call.append(event.frame, event.arguments)
-            elif event.arguments != call.text:
-                found.append(Anomaly(event.frame, Code.FINAL_COPY_MISMATCH,
-                                     "the provider's final copy of the arguments differs from the "
-                                     "concatenated fragments", call.key))
+        call.closed_frame = frame if call.closed_frame is None else call.closed_frame
+
+    def _final_copy(self, event: FinalCopy, found: list[Anomaly]) -> None:
+        call = self._call_for(event.key, event.frame, found)
+        call.provider_copy = event.arguments
+        if not call.fragments and call.origin == "raw":
+            # No fragments is not a disagreement: the copy is the arguments.
+            found.append(Anomaly(event.frame, Code.ARGUMENTS_ONLY_IN_FINAL_COPY,
+                                 "no argument fragments were streamed; the final copy is the "
+                                 "arguments", call.key))
+            call.append(event.frame, event.arguments)
+        elif event.arguments != call.text:
+            found.append(Anomaly(event.frame, Code.FINAL_COPY_MISMATCH,
+                                 "the provider's final copy of the arguments differs from the "
+                                 "concatenated fragments", call.key))

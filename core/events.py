@@ -68,15 +68,45 @@ class ArgumentPiece:
 
 
 @dataclass(frozen=True, slots=True)
-class CallClosed:
+class CallIdentified:
+    """The provider named an open call again (a gateway repeating id and name on every chunk, a
+    legacy delta carrying the name, a final response). Values the call lacked are filled in; a
+    value that differs from the one it has is the ``identity_changed`` dispute."""
+
     frame: int | None
     key: str
-    arguments: str | None = None
-    """The provider's own copy of the final text, when it sends one (checked against ours)."""
-    cut: str | None = None
-    """Why the call is closed without the provider vouching that it is whole, or None: the
-    reader closed it at the turn's end because the provider never did, the provider marked it
-    incomplete, or a streamed string never ended. The gate refuses it as truncated."""
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallClosed:
+    """The provider closed the call: it vouches the arguments are whole."""
+
+    frame: int | None
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinalCopy:
+    """The provider's own copy of a call's whole argument text (a done event, the final
+    response). Checked against the fragments; with no fragments at all, it is the text."""
+
+    frame: int | None
+    key: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallCut:
+    """The call ends without the provider vouching it is whole: the stream ended before its
+    close, the provider marked it incomplete, a streamed string never ended, or another message
+    replaced its own. The gate refuses it as truncated (rule ``call-cut``)."""
+
+    frame: int | None
+    key: str
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,13 +178,16 @@ class Anomaly:
 
 
 CallEvent = (
-    CallOpened | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed | TextAppended
-    | StopReported | TurnEnded | ProviderError | UsageReported | Anomaly
+    CallOpened | CallIdentified | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed
+    | FinalCopy | CallCut | TextAppended | StopReported | TurnEnded | ProviderError
+    | UsageReported | Anomaly
 )
 
 
-CallChange = CallOpened | ArgumentsAppended | ArgumentsSet | ArgumentPiece | CallClosed
-CALL_CHANGES = (CallOpened, ArgumentsAppended, ArgumentsSet, ArgumentPiece, CallClosed)
+CallChange = (CallOpened | CallIdentified | ArgumentsAppended | ArgumentsSet | ArgumentPiece
+              | CallClosed | FinalCopy | CallCut)
+CALL_CHANGES = (CallOpened, CallIdentified, ArgumentsAppended, ArgumentsSet, ArgumentPiece,
+                CallClosed, FinalCopy, CallCut)
 """The events that open, fill or close a call."""
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar, overload
 
 from .engine import WaitStep
-from .events import Anomaly, CallOpened
+from .events import Anomaly, CallIdentified, CallOpened
 from .harness import Decision
 from .jsonprefix import Draft
 
@@ -89,13 +89,13 @@ class CallIndex:
     _bytes: int = 0
     _stale: bool = False
 
-    def identify(self, step: int, ev: CallOpened | None) -> None:
+    def identify(self, step: int, ev: CallOpened | CallIdentified | None) -> None:
         old = self.idents[-1] if self.idents else (None, None, None, "function")
         if ev is None:
             new = old
         elif not self.idents:
-            new = (ev.id, ev.call_id, ev.name, ev.kind)
-        else:  # the accumulator fills what was missing and never overwrites (calls.TurnState._open)
+            new = (ev.id, ev.call_id, ev.name, ev.kind if isinstance(ev, CallOpened) else "function")
+        else:  # the accumulator fills what was missing and never overwrites (calls.TurnState._identify)
             new = (old[0] or ev.id, old[1] or ev.call_id, old[2] or ev.name, old[3])
         if new != old or not self.idents:
             self.ident_steps.append(step)

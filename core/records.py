@@ -15,7 +15,10 @@ from .events import (
     ArgumentsAppended,
     ArgumentsSet,
     CallClosed,
+    CallCut,
+    CallIdentified,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TextAppended,
@@ -64,9 +67,17 @@ def _call_event_record(event: Any, length: int | None) -> dict[str, Any]:
         case ArgumentPiece():
             return {"kind": "call", "action": "piece", "call": event.key, "frame": event.frame,
                     "path": event.path, "value": event.value, "will_continue": event.will_continue}
+        case CallIdentified():
+            return {"kind": "call", "action": "identified", "call": event.key, "frame": event.frame,
+                    "id": event.id, "call_id": event.call_id, "name": event.name}
         case CallClosed():
-            return {"kind": "call", "action": "closed", "call": event.key, "frame": event.frame,
-                    "cut": event.cut}
+            return {"kind": "call", "action": "closed", "call": event.key, "frame": event.frame}
+        case FinalCopy():
+            return {"kind": "call", "action": "final_copy", "call": event.key, "frame": event.frame,
+                    "arguments": event.arguments}
+        case CallCut():
+            return {"kind": "call", "action": "cut", "call": event.key, "frame": event.frame,
+                    "why": event.why}
         case Anomaly():
             return {"kind": "anomaly", "code": event.code, "message": event.message,
                     "call": event.key, "frame": event.frame}
@@ -120,6 +131,7 @@ def turn_record(pipeline: CallPipeline) -> dict[str, Any]:
             "bytes": call.byte_length, "closed": call.closed, "draft": call.draft.value,
             "action": decision.action if decision else "refuse",
             "reason": decision.reason if decision else "truncated",
+            "rule": decision.rule if decision else None,
             "detail": decision.detail if decision else "no decision was made",
         })
     return {

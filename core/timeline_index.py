@@ -18,7 +18,10 @@ from .events import (
     ArgumentsAppended,
     ArgumentsSet,
     CallClosed,
+    CallCut,
+    CallIdentified,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TextAppended,
@@ -118,9 +121,9 @@ class TimelineIndex:
                 call = self.calls[ev.key] = CallIndex(ev.key, len(self.call_order), k, ev.frame)
                 self.call_order.append(ev.key)
                 self.call_created.append(k)
-            opened = isinstance(ev, CallOpened)
-            if opened or not call.idents:  # (a delta for an identified call changes nothing)
-                call.identify(k, ev if opened else None)  # type: ignore[arg-type]
+            named = isinstance(ev, CallOpened | CallIdentified)
+            if named or not call.idents:  # (a delta for an identified call changes nothing)
+                call.identify(k, ev if named else None)  # type: ignore[arg-type]
             state = self.engine.state.calls.get(ev.key)
             # The engine's fragment list is the source of the draft after each fragment.
             draft = state.fragments[len(call.frag_steps)].draft if state is not None and (
@@ -131,7 +134,10 @@ class TimelineIndex:
                 call.fragment(k, ev.frame, ev.text, True, ev.origin, draft)
             elif isinstance(ev, ArgumentPiece):
                 call.piece_steps.append(k)
-            elif isinstance(ev, CallClosed) and call.closed_step is None:
+            elif isinstance(ev, FinalCopy) and len(call.frag_steps) < (
+                    len(state.fragments) if state is not None else 0):
+                call.fragment(k, ev.frame, ev.arguments, False, "raw", draft)  # (the copy is the text)
+            elif isinstance(ev, CallClosed | CallCut) and call.closed_step is None:
                 call.closed_step, call.closed_frame = k, ev.frame
             return
         facts = self.turn_facts.get(type(ev))

@@ -33,6 +33,7 @@ from callscope.core.events import (
     ArgumentsSet,
     CallClosed,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TurnEnded,
@@ -250,6 +251,8 @@ def check_steps(steps: Sequence[Step], engine: Engine, tools: ToolSet, data: byt
                 text[event.key] = text.get(event.key, "") + event.fragment
             elif isinstance(event, ArgumentsSet):
                 text[event.key] = event.text
+            elif isinstance(event, FinalCopy) and not text.get(event.key):
+                text[event.key] = event.arguments  # (no fragments: the copy is the text)
             elif isinstance(event, CallClosed):
                 closed.add(event.key)
                 at_close.setdefault(event.key, text.get(event.key, ""))

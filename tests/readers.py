@@ -13,6 +13,7 @@ from callscope.core.events import (
     ArgumentsAppended,
     ArgumentsSet,
     CallClosed,
+    CallCut,
     CallEvent,
     CallOpened,
     TextAppended,
@@ -52,7 +53,8 @@ def sse_frames(*frames: tuple[str | None, Any]) -> bytes:
     return "".join(out).encode()
 
 
-def of(events: list[CallEvent], kind: type) -> list[Any]:
+def of(events: list[CallEvent], kind: Any) -> list[Any]:
+    """The events of a type (or a union of types), in order."""
     return [e for e in events if isinstance(e, kind)]
 
 
@@ -82,7 +84,8 @@ def opened(events: list[CallEvent]) -> dict[str, CallOpened]:
 
 
 def closed(events: list[CallEvent]) -> list[str]:
-    return [e.key for e in of(events, CallClosed)]
+    """The keys of the calls as they ended: closed by the provider or cut."""
+    return [e.key for e in of(events, CallClosed | CallCut)]
 
 
 def text(events: list[CallEvent], channel: str = "text") -> str:

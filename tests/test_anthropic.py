@@ -10,6 +10,7 @@ from callscope.core.events import (
     ArgumentsAppended,
     ArgumentsSet,
     CallClosed,
+    CallCut,
     CallEvent,
     CallOpened,
     ProviderError,
@@ -122,9 +123,9 @@ def test_max_tokens_mid_tool_input_closes_the_unstopped_block() -> None:
     # No content_block_stop on the wire: message_delta (frame 14) closes it and says so.
     not_stopped = [a for a in of(events, Anomaly) if a.code == "block_not_stopped"]
     assert [(a.frame, a.key) for a in not_stopped] == [(14, "block:1")]
-    assert of(events, CallClosed) == [CallClosed(14, "block:1", cut=not_stopped[0].message)]
+    assert of(events, CallClosed | CallCut) == [CallCut(14, "block:1", not_stopped[0].message)]
     assert stop(events) == StopReported(14, "max_tokens", cut=True, failed=False)
-    assert events.index(of(events, CallClosed)[0]) < events.index(stop(events))
+    assert events.index(of(events, CallCut)[0]) < events.index(stop(events))
     assert text(events).startswith("I'll create a comprehensive tax guide")
     assert not of(events, TurnEnded)  # message_stop is the unterminated last block
     assert codes(events) == ["block_not_stopped", "missing_terminal"]
@@ -183,8 +184,8 @@ def test_spliced_message_start_keys_the_second_message_apart() -> None:
     assert codes(events) == ["spliced_message_start", "block_not_stopped"]
     cut = of(events, Anomaly)[1].message  # (so the gate refuses it as truncated)
     assert "message msg_first was replaced by msg_second" in cut
-    assert of(events, CallClosed) == [CallClosed(7, "block:1", cut=cut),
-                                      CallClosed(14, "msg2/block:1")]
+    assert of(events, CallClosed | CallCut) == [CallCut(7, "block:1", cut),
+                                                CallClosed(14, "msg2/block:1")]
     assert [a.frame for a in of(events, Anomaly)] == [7, 7]
     assert text(events, "reasoning") == "I will call the tool.Let me call the tool."
     assert stop(events).reason == "tool_use"
@@ -304,7 +305,7 @@ def test_blocks_open_at_message_stop_are_closed_and_flagged() -> None:
     assert flagged == [("block_not_stopped", "block:0", 4), ("block_not_stopped", "block:1", 4),
                        ("missing_stop_reason", None, 4)]
     # Text blocks are not calls; the tool block is closed as cut: the gate refuses it.
-    assert of(events, CallClosed) == [CallClosed(4, "block:1", cut=of(events, Anomaly)[1].message)]
+    assert of(events, CallClosed | CallCut) == [CallCut(4, "block:1", of(events, Anomaly)[1].message)]
     assert of(events, TurnEnded) == [TurnEnded(4, "message_stop")]
 
 
@@ -371,7 +372,7 @@ def test_second_message_start_other_id_prefixes_keys() -> None:
     # msg_b's stopped block is closed again, as cut, when msg_c replaces it: nothing vouched
     # for it (no message_delta or message_stop), so the gate refuses it.
     assert closed(events) == ["block:0", "msg2/block:0", "msg2/block:0", "msg3/block:0"]
-    assert [e.cut is not None for e in of(events, CallClosed)] == [True, False, True, False]
+    assert [isinstance(e, CallCut) for e in of(events, CallClosed | CallCut)] == [True, False, True, False]
     assert codes(events) == ["spliced_message_start", "block_not_stopped",
                              "spliced_message_start", "missing_terminal"]
 

@@ -273,6 +273,8 @@ ANTHROPIC = {
         message_start(), block(), (None, a_delta()), a_stop(), *A_END), "unreadable"),
     Code.EVENT_BEFORE_START: Case("anthropic", anth(
         block(0, "text", text=""), message_start(), a_stop(0), *A_CALL, *A_END), "unreadable"),
+    Code.BAD_MESSAGE: Case("anthropic", anth(
+        {"type": "message_start", "message": 5}, *A_CALL, *A_END), "unreadable"),
     Code.BAD_BLOCK: Case("anthropic", anth(
         message_start(), {"type": "content_block_start", "index": 0, "content_block": 5},
         a_stop(0), *A_CALL, *A_END), "unreadable"),

@@ -12,6 +12,7 @@ from callscope.core.events import (
     ArgumentPiece,
     ArgumentsSet,
     CallClosed,
+    CallCut,
     CallEvent,
     CallOpened,
     ProviderError,
@@ -74,7 +75,7 @@ def calls(events: list[CallEvent]) -> dict[str, dict[str, Any]]:
                           "closed": None}
         elif isinstance(e, ArgumentsSet):
             out[e.key].update(text=e.text, origin=e.origin)
-        elif isinstance(e, CallClosed):
+        elif isinstance(e, CallClosed | CallCut):
             out[e.key]["closed"] = e.frame
     return out
 
@@ -356,7 +357,7 @@ def test_a_new_name_closes_the_open_streamed_call() -> None:
         "call:0": ('{"n":1}', "assembled", 1), "call:1": ('{"m":2}', "serialized", 1)}
     # Its last part said willContinue: the call was cut (the gate refuses it).
     assert codes(events) == ["missing_call_terminator", "call_not_ended"]
-    assert of(events, CallClosed)[0].cut == of(events, Anomaly)[1].message
+    assert of(events, CallCut)[0].why == of(events, Anomaly)[1].message
 
 
 def test_empty_function_call_with_nothing_open() -> None:

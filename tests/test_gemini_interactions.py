@@ -10,7 +10,9 @@ from callscope.core.events import (
     ArgumentsAppended,
     ArgumentsSet,
     CallClosed,
+    CallCut,
     CallEvent,
+    CallIdentified,
     CallOpened,
     ProviderError,
     StopReported,
@@ -138,9 +140,9 @@ def test_text_turns_complete(name: str, expected: str) -> None:
 def test_legacy_function_call_arrives_whole_in_one_delta() -> None:
     events = run(fixture("LEGACY_content_schema_function_call_requires_action.reconstructed.sse"))
     # content.start names only the id; the delta re-announces with the name.
-    assert of(events, CallOpened) == [
+    assert of(events, CallOpened | CallIdentified) == [
         CallOpened(5, "content:1", id="odkxni2w"),
-        CallOpened(6, "content:1", id="odkxni2w", name="getWeather"),
+        CallIdentified(6, "content:1", id="odkxni2w", name="getWeather"),
     ]
     assert of(events, ArgumentsSet) == [
         ArgumentsSet(6, "content:1", '{"location":"San Francisco"}', "serialized")]
@@ -320,7 +322,7 @@ def test_step_still_open_at_completed_is_closed_and_flagged() -> None:
     events = run(sse(created(), call_start(2), args_delta(2, '{"a":1'), completed()) + DONE)
     (not_stopped,) = of(events, Anomaly)
     assert (not_stopped.code, not_stopped.key) == ("step_not_stopped", "step:2")
-    assert of(events, CallClosed) == [CallClosed(3, "step:2", cut=not_stopped.message)]
+    assert of(events, CallClosed | CallCut) == [CallCut(3, "step:2", not_stopped.message)]
 
 
 def test_open_step_at_end_of_stream_stays_open() -> None:

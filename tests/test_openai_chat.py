@@ -12,7 +12,9 @@ from callscope.core.events import (
     ArgumentsSet,
     CallClosed,
     CallEvent,
+    CallIdentified,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TextAppended,
@@ -56,7 +58,7 @@ def tc(index: int | None = None, id: str | None = None, name: str | None = None,
 
 
 def identities(events: list[CallEvent]) -> list[tuple[str, str | None, str | None]]:
-    return [(e.key, e.id, e.name) for e in of(events, CallOpened)]
+    return [(e.key, e.id, e.name) for e in of(events, CallOpened | CallIdentified)]
 
 
 # -- recorded streams ------------------------------------------------------------------------
@@ -115,8 +117,8 @@ def test_recorded_stream(name: str) -> None:
     for key, _, _, arguments in calls:
         assert text_of(events, key) == arguments
     # finish_reason closes every call of the choice, without a copy of the arguments.
-    assert [(e.key, e.arguments) for e in of(events, CallClosed)] == \
-        [(key, None) for key, *_ in calls]
+    assert [e.key for e in of(events, CallClosed)] == [key for key, *_ in calls]
+    assert not of(events, FinalCopy)
     if text is not None:
         shown = "".join(e.text for e in of(events, TextAppended) if e.channel != "reasoning")
         assert shown == text

@@ -11,7 +11,9 @@ from callscope.core.events import (
     ArgumentsAppended,
     CallClosed,
     CallEvent,
+    CallIdentified,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TextAppended,
@@ -20,7 +22,7 @@ from callscope.core.events import (
 )
 from callscope.core.providers import reader_for
 from callscope.core.providers.openai_responses import OpenAIResponsesReader
-from readers import FIXTURE_ROOT, codes, of, read_all, sse_frames, text_of
+from readers import FIXTURE_ROOT, closed, codes, of, read_all, sse_frames, text_of
 
 DIR = FIXTURE_ROOT / "openai-responses"
 
@@ -115,7 +117,8 @@ def test_recorded_stream(name: str) -> None:
     for key, (_, _, arguments) in calls.items():
         assert text_of(events, key) == arguments
         # Closed once, with the provider's own final copy.
-        assert [(e.key, e.arguments) for e in of(events, CallClosed) if e.key == key] == \
+        assert closed(events).count(key) == 1
+        assert [(e.key, e.arguments) for e in of(events, FinalCopy) if e.key == key] == \
             [(key, arguments)]
         assert of(events, CallOpened)[0].id == key.removeprefix("item:")
     stops = of(events, StopReported)
@@ -185,7 +188,8 @@ def test_key_falls_back_to_output_index_without_item_id() -> None:
                                 item_done_without_id(2, "{}"), terminal()))
     assert [e.key for e in of(events, CallOpened)] == ["output:2"]
     assert text_of(events, "output:2") == "{}"
-    assert [(e.key, e.arguments) for e in of(events, CallClosed)] == [("output:2", "{}")]
+    assert closed(events) == ["output:2"]
+    assert [(e.key, e.arguments) for e in of(events, FinalCopy)] == [("output:2", "{}")]
 
 
 @pytest.mark.parametrize("extra", [{}, {"name": "f"}])
@@ -193,21 +197,23 @@ def test_arguments_done_with_or_without_name_closes_once(extra: dict[str, Any]) 
     events = read_stream(stream(CREATED, added("fc_1", 0), delta("fc_1", 0, '{"a":1}'),
                                 args_done("fc_1", 0, '{"a":1}', **extra),
                                 item_done("fc_1", 0, '{"a":1}'), terminal()))
-    assert [(e.key, e.arguments) for e in of(events, CallClosed)] == [("item:fc_1", '{"a":1}')]
-    assert len(of(events, CallOpened)) == 1  # same name: nothing to re-announce
+    assert closed(events) == ["item:fc_1"]
+    assert [(e.key, e.arguments) for e in of(events, FinalCopy)] == [("item:fc_1", '{"a":1}')]
+    assert len(of(events, CallOpened | CallIdentified)) == 1  # same name: nothing to re-announce
     assert codes(events) == []
 
 
 def test_arguments_done_with_another_name_reannounces() -> None:
     events = read_stream(stream(CREATED, added("fc_1", 0, name="f"),
                                 args_done("fc_1", 0, "{}", name="g"), terminal()))
-    assert [e.name for e in of(events, CallOpened)] == ["f", "g"]
+    assert [e.name for e in of(events, CallOpened | CallIdentified)] == ["f", "g"]
 
 
 def test_output_item_done_alone_closes_with_its_copy() -> None:
     events = read_stream(stream(CREATED, added("fc_1", 0), delta("fc_1", 0, "{}"),
                                 item_done("fc_1", 0, "{}"), terminal()))
-    assert [(e.key, e.arguments) for e in of(events, CallClosed)] == [("item:fc_1", "{}")]
+    assert closed(events) == ["item:fc_1"]
+    assert [(e.key, e.arguments) for e in of(events, FinalCopy)] == [("item:fc_1", "{}")]
 
 
 def test_differing_final_copies_are_reported_and_both_reach_the_accumulator() -> None:
@@ -215,7 +221,7 @@ def test_differing_final_copies_are_reported_and_both_reach_the_accumulator() ->
                                 args_done("fc_1", 0, '{"a":1}'), item_done("fc_1", 0, '{"a":2}'),
                                 terminal()))
     # (the second copy, which differs from the deltas, makes the gate refuse the call)
-    assert [e.arguments for e in of(events, CallClosed)] == ['{"a":1}', '{"a":2}']
+    assert [e.arguments for e in of(events, FinalCopy)] == ['{"a":1}', '{"a":2}']
     assert codes(events) == ["final_arguments_differ"]
 
 
@@ -251,7 +257,8 @@ def test_rotating_item_ids_are_attributed_by_output_index() -> None:
         CREATED, added("id-3", 1), delta("id-4", 1, '{"q"'), delta("id-5", 1, ':"r"}'),
         args_done("id-6", 1, '{"q":"r"}'), item_done("id-7", 1, '{"q":"r"}'), terminal()))
     assert text_of(events, "item:id-3") == '{"q":"r"}'
-    assert [(e.key, e.arguments) for e in of(events, CallClosed)] == [("item:id-3", '{"q":"r"}')]
+    assert closed(events) == ["item:id-3"]
+    assert [(e.key, e.arguments) for e in of(events, FinalCopy)] == [("item:id-3", '{"q":"r"}')]
     changed = [e for e in of(events, Anomaly) if e.code == "item_id_changed"]
     assert [(e.frame, e.key) for e in changed] == [(2, "item:id-3")]  # once per call
     assert {e.key for e in events if hasattr(e, "key") and e.key} == {"item:id-3"}

@@ -74,7 +74,8 @@ class Code(StrEnum):
     BAD_CANDIDATE = ("bad_candidate", T, U, "A candidate is not an object, or its index is not an "
                      "integer.")
     BAD_PART = ("bad_part", T, U, "A content or part is not of the documented type.")
-    BAD_FUNCTION_CALL = ("bad_function_call", T, U, "A functionCall is not an object.")
+    BAD_FUNCTION_CALL = ("bad_function_call", T, U, "A function call (Gemini's functionCall, "
+                         "Chat's legacy function_call) is not an object.")
     BAD_TOOL_CALLS = ("bad_tool_calls", T, U, "A delta's tool_calls is not a list.")
     BAD_TOOL_CALL = ("bad_tool_call", T, U, "A tool_calls entry is not an object, or its index is "
                      "not an integer.")
@@ -83,6 +84,7 @@ class Code(StrEnum):
     BAD_TEXT = ("bad_text", T, U, "Assistant text that is not a string: the frame is not what the "
                 "protocol says.")
     BAD_ITEM = ("bad_item", T, U, "An output item event without an item object.")
+    BAD_MESSAGE = ("bad_message", T, U, "A message_start without its message object.")
     BAD_BLOCK = ("bad_block", T, U, "A content_block_start without a content block object.")
     BAD_STEP = ("bad_step", T, U, "A step start without its step object.")
     BAD_RESPONSE = ("bad_response", T, U, "A terminal event without its response object.")

@@ -75,7 +75,7 @@ def _not_closed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | N
 
 
 def _call_cut(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
-    return None if call.cut is None else call.cut[:200]
+    return None if call.cut_why is None else call.cut_why[:200]
 
 
 def _disputed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
@@ -157,7 +157,8 @@ RULES: tuple[Rule, ...] = (
 )
 """The gate, in order: the first rule that fires decides the refusal; none firing executes."""
 
-RULE_IDS = frozenset(rule.id for rule in RULES)
+RULE_STATEMENTS = {rule.id: rule.statement for rule in RULES}
+"""Each rule's one-line statement, by id (for the views that name the rule of a refusal)."""
 
 
 def first_refusal(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> tuple[Rule, str] | None:

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 from ..events import (
     ArgumentsAppended,
     ArgumentsSet,
-    CallClosed,
     CallOpened,
     StopReported,
     TextAppended,
@@ -136,6 +135,9 @@ class AnthropicReader(ProtocolReader):
 
     def _on_message_start(self, frame: Frame, payload: dict[str, Any]) -> None:
         message = payload.get("message")
+        if not isinstance(message, dict):
+            self.anomaly(frame, Code.BAD_MESSAGE, f"message_start without a message object: "
+                                                  f"{short(message)}")
         msg_id = _str_or_none(message.get("id")) if isinstance(message, dict) else None
         if not self._started:
             self._started = True
@@ -365,7 +367,7 @@ class AnthropicReader(ProtocolReader):
             text = self.serialized(frame, block.key, block.start_input)
             if text is not None:
                 self.emit(ArgumentsSet(frame.index, block.key, text, "serialized"))
-        self.emit(CallClosed(frame.index, block.key, cut=cut))
+        self.close_call(frame, block.key, cut)
 
     def _text(self, frame: Frame, channel: str, text: Any) -> None:
         if isinstance(text, str):

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..events import Anomaly, CallClosed, CallEvent, ProviderError, TurnEnded
+from ..events import Anomaly, CallClosed, CallCut, CallEvent, ProviderError, TurnEnded
 from ..frame import Frame
 from ..gate.codes import Code
 
@@ -188,7 +188,13 @@ class ProtocolReader:
         another one replaced before it ended. Nothing vouched for them, so the gate refuses them
         (found by review: a superseded message's call executed)."""
         for key in dict.fromkeys(keys):
-            self.emit(CallClosed(frame.index, key, cut=why))
+            self.emit(CallCut(frame.index, key, why))
+
+    def close_call(self, frame: Frame | None, key: str, cut: str | None = None) -> None:
+        """The call ends: closed by the provider, or cut (``cut`` says why nothing vouched for
+        it being whole)."""
+        index = frame.index if frame is not None else None
+        self.emit(CallClosed(index, key) if cut is None else CallCut(index, key, cut))
 
     def end_turn(self, frame: Frame, signal: str) -> None:
         """Record the terminal signal (only the first one counts)."""

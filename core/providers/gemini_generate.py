@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 from ..events import (
     ArgumentPiece,
     ArgumentsSet,
-    CallClosed,
     CallOpened,
     ProviderError,
     StopReported,
@@ -202,6 +201,9 @@ class GeminiGenerateReader(ProtocolReader):
                 channel = "reasoning" if part.get("thought") is True else "text"
                 self.emit(TextAppended(frame.index, channel, text))
             return
+        if text is not None:
+            self.anomaly(frame, Code.BAD_TEXT, f"part text is not a string: {short(text)}")
+            return
         kinds = sorted(set(part) - _QUIET_PART_KEYS)
         if kinds:
             self.anomaly(frame, Code.UNHANDLED_PART, f"part {short(kinds)} is not shown")
@@ -268,7 +270,7 @@ class GeminiGenerateReader(ProtocolReader):
         text = self._dump(frame, key, args)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
-            self.emit(CallClosed(frame.index, key, cut=late))
+            self.close_call(frame, key, late)
 
     def _close(self, frame: Frame, state: _Candidate, missing: str | None) -> None:
         call, state.open = state.open, None
@@ -291,7 +293,7 @@ class GeminiGenerateReader(ProtocolReader):
         text = self._dump(frame, call.key, call.root)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, call.key, text, "assembled"))
-            self.emit(CallClosed(frame.index, call.key, cut=cut))
+            self.close_call(frame, call.key, cut)
 
     def _dump(self, frame: Frame | None, key: str, value: Any) -> str | None:
         # None leaves the call without text and unclosed, so the gate can never run it.

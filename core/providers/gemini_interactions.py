@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NamedTuple
 from ..events import (
     ArgumentsAppended,
     ArgumentsSet,
-    CallClosed,
+    CallIdentified,
     CallOpened,
     StopReported,
     TextAppended,
@@ -285,11 +285,14 @@ class GeminiInteractionsReader(ProtocolReader):
         self.emit(ArgumentsAppended(frame.index, key, fragment))
 
     def _function_call_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
-        """Legacy: the whole call in one delta. The name only appears here, so the call is
-        announced again (the accumulator merges re-announcements)."""
-        self._hop_calls.append(key)
-        self.emit(CallOpened(frame.index, key, id=_str_or_none(delta.get("id")),
-                             name=_str_or_none(delta.get("name")), kind="function"))
+        """Legacy: the whole call in one delta. The name only appears here: a call its start
+        opened is identified again (the accumulator fills in what it lacked)."""
+        call_id, name = _str_or_none(delta.get("id")), _str_or_none(delta.get("name"))
+        if key in self._hop_calls:
+            self.emit(CallIdentified(frame.index, key, id=call_id, name=name))
+        else:
+            self._hop_calls.append(key)
+            self.emit(CallOpened(frame.index, key, id=call_id, name=name, kind="function"))
         self._object_arguments(frame, key, delta, "function")
 
     def _text_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
@@ -379,7 +382,7 @@ class GeminiInteractionsReader(ProtocolReader):
             else:
                 self.anomaly(frame, Code.NO_ARGUMENTS,
                              f"{step.key} closed without any arguments on the wire", key=step.key)
-        self.emit(CallClosed(frame.index, step.key, cut=cut))
+        self.close_call(frame, step.key, cut)
 
     def _close_open(self, frame: Frame, why: str) -> None:
         for step in list(self._steps.values()):
@@ -389,8 +392,11 @@ class GeminiInteractionsReader(ProtocolReader):
         self._steps.clear()
 
     def _text(self, frame: Frame, channel: str, text: Any) -> None:
-        if isinstance(text, str) and text:
-            self.emit(TextAppended(frame.index, channel, text))
+        if isinstance(text, str):
+            if text:
+                self.emit(TextAppended(frame.index, channel, text))
+        elif text is not None:
+            self.anomaly(frame, Code.BAD_TEXT, f"{channel} is not a string: {short(text)}")
 
     def _usage(self, frame: Frame, usage: Any) -> None:
         if isinstance(usage, dict):

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from ..events import (
     ArgumentsAppended,
     ArgumentsSet,
-    CallClosed,
+    CallIdentified,
     CallOpened,
     StopReported,
     TextAppended,
@@ -184,7 +184,8 @@ class OpenAIChatReader(ProtocolReader):
         if isinstance(legacy, dict):
             self._legacy_fragment(frame, c, legacy)
         elif legacy is not None:
-            self.anomaly(frame, Code.BAD_TOOL_CALLS, f"function_call is not an object: {short(legacy)}")
+            self.anomaly(frame, Code.BAD_FUNCTION_CALL,
+                         f"function_call is not an object: {short(legacy)}")
 
     def _finish(self, frame: Frame, c: int, reason: Any) -> None:
         if not isinstance(reason, str):
@@ -204,7 +205,7 @@ class OpenAIChatReader(ProtocolReader):
         for call in self._order.get(c, []):
             if not call.closed:
                 call.closed = True
-                self.emit(CallClosed(frame.index, call.key, cut=call.late))
+                self.close_call(frame, call.key, call.late)
 
     # -- tool calls ----------------------------------------------------------------------
 
@@ -305,8 +306,8 @@ class OpenAIChatReader(ProtocolReader):
             changed = (call_id is not None and call_id != call.id) or \
                       (name is not None and name != call.name)
             if changed:
-                # Set-once values that change: re-announce; the accumulator reports the change.
-                self.emit(CallOpened(frame.index, call.key, id=call_id, name=name))
+                # Set-once values that change: the accumulator reports the change.
+                self.emit(CallIdentified(frame.index, call.key, id=call_id, name=name))
                 call.id, call.name = call_id or call.id, name or call.name
                 if call_id is not None:
                     self._by_id[(call.choice, call_id)] = call

@@ -19,8 +19,10 @@ from typing import Any, ClassVar
 
 from ..events import (
     ArgumentsAppended,
-    CallClosed,
+    CallCut,
+    CallIdentified,
     CallOpened,
+    FinalCopy,
     ProviderError,
     StopReported,
     TextAppended,
@@ -182,7 +184,9 @@ class OpenAIResponsesReader(ProtocolReader):
         call = self._calls[key]
         if not call.closed:
             call.closed, call.final = True, text
-            self.emit(CallClosed(frame.index, key, text, cut))
+            if text is not None:
+                self.emit(FinalCopy(frame.index, key, text))
+            self.close_call(frame, key, cut)
             return
         differs = text is not None and call.final is not None and text != call.final
         if differs:
@@ -190,8 +194,10 @@ class OpenAIResponsesReader(ProtocolReader):
             # other: one of them differs from our buffer, which the accumulator finds.
             self.anomaly(frame, Code.FINAL_ARGUMENTS_DIFFER,
                          f"second final copy {short(text)} differs from the first", key=key)
-        if differs or cut is not None:  # (output_item.done adds a copy or says it is not whole)
-            self.emit(CallClosed(frame.index, key, text if differs else None, cut))
+        if differs:  # (output_item.done adds a copy, or says the call is not whole)
+            self.emit(FinalCopy(frame.index, key, text))
+        if cut is not None:
+            self.emit(CallCut(frame.index, key, cut))
 
     # -- handlers ------------------------------------------------------------------------
 
@@ -238,8 +244,8 @@ class OpenAIResponsesReader(ProtocolReader):
                          f"arguments.done for {key}, never announced", key=key)
             call = self._open(frame, key, {"id": item_id, "name": name}, idx)
         elif name is not None and name != call.name:
-            # Re-announce: the accumulator merges and reports the differing name.
-            self.emit(CallOpened(frame.index, key, name=name))
+            # The accumulator reports the differing name.
+            self.emit(CallIdentified(frame.index, key, name=name))
         self._close(frame, key, payload.get("arguments"))
 
     def _on_item_done(self, frame: Frame, payload: dict[str, Any]) -> None:
@@ -310,10 +316,10 @@ class OpenAIResponsesReader(ProtocolReader):
             call_id, name = _str(item.get("call_id")), _str(item.get("name"))
             if (call_id is not None and call_id != call.call_id) or \
                     (name is not None and name != call.name):
-                self.emit(CallOpened(frame.index, call.key, call_id=call_id, name=name))
+                self.emit(CallIdentified(frame.index, call.key, call_id=call_id, name=name))
             item_status = item.get("status")
             if call.closed and item_status is not None and item_status != "completed":
-                self.emit(CallClosed(frame.index, call.key, cut=f"{call.key} has status "
+                self.emit(CallCut(frame.index, call.key, f"{call.key} has status "
                                      f"{short(item_status)} in the final response"))
             if call.closed and isinstance(item.get("arguments"), str) \
                     and item["arguments"] != call.final:
@@ -324,7 +330,7 @@ class OpenAIResponsesReader(ProtocolReader):
                     self.anomaly(frame, Code.FINAL_ARGUMENTS_DIFFER,
                                  f"the final response's copy {short(item['arguments'])} is not "
                                  "the done events'", key=call.key)
-                self.emit(CallClosed(frame.index, call.key, item["arguments"]))
+                self.emit(FinalCopy(frame.index, call.key, item["arguments"]))
         if isinstance(output, list) and listed:
             # A streamed call the final response leaves out is not in what get_final_response()
             # hands a harness (found by review: it executed). (An empty output says nothing.)
