@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..core.gate.rules import RULE_STATEMENTS
 from ..core.jsonprefix import Draft
 from ..core.lanes import CallView
 from . import safe
@@ -62,6 +63,8 @@ def call_detail(call: CallView) -> Content:
     else:
         verdict = decision.action.upper() + (f" ({decision.reason})" if decision.reason else "")
         row("decision", verdict)
+        if decision.rule is not None:
+            row("rule", f"{decision.rule}: {RULE_STATEMENTS[decision.rule]}")
         row("detail", decision.detail)
         row("evidence", f"frame #{decision.frame}, signal {decision.signal or 'none (never came)'}")
         if decision.action == "execute":
@@ -77,7 +80,9 @@ def call_detail(call: CallView) -> Content:
         for anomaly in call.anomalies:
             where = f"#{anomaly.frame}" if anomaly.frame is not None else "end"
             parts.extend([(f"{where:>6} {anomaly.code} ", "$warning"),
-                          safe.content(anomaly.message), "\n"])
+                          (f"[{anomaly.code.effect}] ", "$text-muted"),
+                          safe.content(anomaly.message), "\n",
+                          (f"{'':7}{anomaly.code.sentence}\n", "$text-muted")])
     return Content.assemble(*parts)
 
 

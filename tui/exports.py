@@ -62,18 +62,21 @@ def log_markdown(log: dict[str, Any]) -> str:
         f"cut at: {_cell(log['cut_at']) or 'not cut'}; {log['bytes']} bytes, {log['frames']} frames",
         f"- turn: {'complete' if turn['complete'] else 'NOT complete'}"
         f" (signal: {_cell(turn['signal']) or 'none'}; stop reason: {_cell(turn['stop_reason']) or '-'})",
-        "", "| step | call | action | reason | frame | signal | detail |",
-        "|---:|---|---|---|---:|---|---|",
+        "", "| step | call | action | reason | rule | frame | signal | detail |",
+        "|---:|---|---|---|---|---:|---|---|",
     ]
     for r in log["log"]:
         detail = r.get("detail") or (f"draft {r['draft']}" if "draft" in r else "")
         lines.append(f"| {r['step']} | {_cell(r['call'])} | {r['action']} | {_cell(r['reason'])} | "
-                     f"{_cell(r['frame'])} | {_cell(r.get('signal'))} | {_cell(detail)} |")
+                     f"{_cell(r.get('rule'))} | {_cell(r['frame'])} | {_cell(r.get('signal'))} | "
+                     f"{_cell(detail)} |")
     for call in turn["calls"]:
         text = call["arguments"]
         fence = _fence(text)
         lines += ["", f"## {_cell(call['name'] or call['key'])} (`{_cell(call['key'])}`)", "",
-                  f"{call['action']} {call['reason'] or ''} — {_cell(call['detail'])}; "
+                  f"{call['action']} {call['reason'] or ''}"
+                  + (f" (rule `{call['rule']}`)" if call.get("rule") else "")
+                  + f" — {_cell(call['detail'])}; "
                   f"{call['bytes']} bytes, draft {call['draft']}", "", fence,
                   "\n".join(safe.plain(line) for line in text.split("\n")), fence]
     if log["anomalies"]:

@@ -69,7 +69,7 @@ class TableWriter:
             return f"{'':6} wait {call} (draft {r['draft']})"
         head = f"{'':6} {r['action'].upper()} {call}"
         if r["action"] == "refuse":
-            head += f" [{r['reason']}] {inert(r['detail'], 80)}"
+            head += f" [{r['reason']}, rule {r.get('rule')}] {inert(r['detail'], 80)}"
         else:
             head += f" {inert(str(r.get('arguments')), 60)} -> {r.get('ran')}"
         if r.get("contrast"):
@@ -87,5 +87,6 @@ class TableWriter:
                    + (f", error={inert(t['error'], 60)}" if t["error"] else "")
                    + f", {t['anomalies']} anomalies")
         for c in t["calls"]:
-            verdict = c["action"] + (f" ({c['reason']})" if c["action"] == "refuse" else "")
+            verdict = c["action"] + (f" ({c['reason']}, rule {c.get('rule')})" if c["action"] == "refuse"
+                                     else "")
             self._line(f"   {inert(c['key'], 30)} {inert(c['name'], 30)} {c['bytes']}B -> {verdict}")

@@ -53,6 +53,7 @@ def verdict(decision: Decision) -> Content:
     parts: list[safe.Part] = [
         (decision.action.upper(), ACTION_STYLE[decision.action]),
         (f" {decision.reason}" if decision.reason else "", "bold $text-error"),
+        (f" [rule {decision.rule}]" if decision.rule else "", "$text-muted"),
         " — ", safe.content(safe.short(decision.detail, 240)),
         ("\n  evidence: frame ", "$text-muted"), frame_ref(decision.frame),
         ("  signal ", "$text-muted"), safe.content(decision.signal or "none (never came)"),
@@ -136,7 +137,8 @@ def entry(step: WaitStep | DecisionStep, k: int, current: bool, name: str) -> Co
     else:
         d = step.decision
         parts += [(d.action.upper(), ACTION_STYLE[d.action]),
-                  (f" {d.reason}" if d.reason else "", "bold $text-error"), " ",
+                  (f" {d.reason}" if d.reason else "", "bold $text-error"),
+                  (f" [{d.rule}]" if d.rule else "", "$text-muted"), " ",
                   safe.content(name, "bold"), " ", frame_ref(d.frame),
                   (" signal ", "$text-muted"), safe.content(d.signal or "none"),
                   (" — ", "$text-muted"), safe.content(safe.short(d.detail, 72), "$text-muted"),
