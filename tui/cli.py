@@ -120,29 +120,37 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
     chunking = Chunking.parse(args.chunking)
     override = load_tools(args.tools)
+    broken = 0
     for path in args.inputs:
-        loaded = LoadedInput(path)
-        engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override),
-                        limits_from(args))
-        table = None if args.json else TableWriter(out, path)
-        for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at, engine=engine):
-            if args.summary:
-                continue
-            if args.json:
-                record = (chunk_record(step) if args.chunks else None) if isinstance(
-                    step, ChunkStep) else step_record(step, engine.pipeline)
-                if record is not None:
-                    _write_json(out, record, path)
-            else:
-                assert table is not None
-                table.step(step, engine.pipeline)
+        try:
+            loaded = LoadedInput(path)
+            engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override),
+                            limits_from(args))
+            table = None if args.json else TableWriter(out, path)
+            for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at,
+                               engine=engine):
+                if args.summary:
+                    continue
+                if args.json:
+                    record = (chunk_record(step) if args.chunks else None) if isinstance(
+                        step, ChunkStep) else step_record(step, engine.pipeline)
+                    if record is not None:
+                        _write_json(out, record, path)
+                else:
+                    assert table is not None
+                    table.step(step, engine.pipeline)
+        except CallscopeError as exc:  # one broken input: said, and the others still read
+            out.flush()
+            print(f"callscope: {plain(str(exc))}", file=sys.stderr)
+            broken += 1
+            continue
         turn = turn_record(engine.pipeline)
         if args.json:
             _write_json(out, turn, path)
         else:
             assert table is not None
             table.turn(turn)
-    return 0
+    return 2 if broken else 0
 
 
 def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:
@@ -168,7 +176,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             print(f"callscope: {plain(str(exc))}", file=sys.stderr)
             broken += 1
             continue
-        out.write(report.verdict() + "\n")
+        tools = toolset_for(loaded, override)
+        note = "" if tools.tools else (
+            "; no tool definitions (pass --tools FILE): every call is refused as unknown_tool, so "
+            "this proves no call runs early, not that the gate lets a whole call run")
+        out.write(report.verdict() + note + "\n")
         failed += not report.ok
     return 2 if broken else 1 if failed else 0
 
@@ -249,10 +261,20 @@ _offset = _whole_number("a byte offset")
 _count = _whole_number("a count")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("callscope")
+    except PackageNotFoundError:  # (run from a checkout that was never installed)
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
         epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
+    parser.add_argument("--version", action="version", version=f"callscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -327,7 +349,7 @@ def _handler(command: str) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "open")
     args = build_parser().parse_args(argv)
     try:
