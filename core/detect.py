@@ -3,6 +3,10 @@
 Looks at one dispatched frame at a time and answers a protocol name, or None when the frame
 does not tell (a ping, ``[DONE]``, an error both Responses and Anthropic could send). The engine
 keeps asking until a frame tells; a stream where none does is ``unknown`` and replays as frames.
+
+Each protocol's spec recognises its own frames (:attr:`.providers.spec.ProtocolSpec.recognise`);
+detection asks them in :data:`.providers.specs.DETECTION_ORDER`, first from the frame alone (an
+``event:`` field may tell without parsing), then from the parsed object.
 """
 
 from __future__ import annotations
@@ -12,39 +16,22 @@ from typing import Any
 import orjson
 
 from .frame import Frame
-
-_ANTHROPIC_TYPES = frozenset({
-    "message_start", "message_delta", "message_stop", "content_block_start",
-    "content_block_delta", "content_block_stop",
-})
-_GENERATE_KEYS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion")
+from .providers import DETECTION
 
 
 def detect(frame: Frame) -> str | None:
     if not frame.dispatch:
         return None
-    event = frame.event or ""
-    if event.startswith("response."):
-        return "openai-responses"
-    if event in _ANTHROPIC_TYPES:
-        return "anthropic"
+    for spec in DETECTION:
+        if spec.recognise(frame, None):
+            return spec.name
     try:
         payload: Any = orjson.loads(frame.data)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(payload, dict):
         return None
-    kind = payload.get("type")
-    if not isinstance(kind, str):  # untrusted: a list or object here must not break lookups
-        kind = None
-    if "event_type" in payload:
-        return "gemini-interactions"
-    if isinstance(kind, str) and kind.startswith("response."):
-        return "openai-responses"
-    if kind in _ANTHROPIC_TYPES:
-        return "anthropic"
-    if payload.get("object") == "chat.completion.chunk" or "choices" in payload:
-        return "openai-chat"
-    if any(key in payload for key in _GENERATE_KEYS):
-        return "gemini-generate"
+    for spec in DETECTION:
+        if spec.recognise(frame, payload):
+            return spec.name
     return None

@@ -24,6 +24,7 @@ import orjson
 
 from ..core.engine import Engine
 from ..core.errors import CallscopeError
+from ..core.providers import SPECS
 from ..core.replay import Chunking, TimedBytes, rechunk
 from ..core.session import Session, StreamEnd, redact_url
 from ..core.sse import decode_all
@@ -36,13 +37,8 @@ SESSION_PARAM = "callscope-session"
 DEFAULT_HOLD = 300.0
 """Seconds a stalled stream stays open (or until the client gives up)."""
 
-ENDPOINTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"/v1/responses\Z"), "openai-responses"),
-    (re.compile(r"/v1/chat/completions\Z"), "openai-chat"),
-    (re.compile(r"/v1/messages\Z"), "anthropic"),
-    (re.compile(r"/v1(?:alpha|beta)?/interactions\Z"), "gemini-interactions"),
-    (re.compile(r"/v1(?:beta)?/models/[^/:]+:streamGenerateContent\Z"), "gemini-generate"),
-)
+ENDPOINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(spec.route), spec.name) for spec in SPECS.values())
 """Matched against the end of the path, so a gateway prefix (``/openai/v1/...``) still works."""
 
 ENDINGS = frozenset({"clean", "close", "reset", "stall"})
@@ -51,16 +47,8 @@ _RECORDED_ENDINGS = {"clean": "clean", "reset": "reset", "cut": "close", "timeou
 """How a session's recorded end is replayed (``http_error`` answers with its status instead)."""
 
 _ERROR_BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
-    "openai-responses": lambda s: {"error": {"message": f"callscope emulated HTTP {s}",
-                                             "type": "server_error", "param": None,
-                                             "code": None}},
-    "anthropic": lambda s: {"type": "error", "error": {"type": "api_error", "message":
-                                                       f"callscope emulated HTTP {s}"}},
-    "gemini-generate": lambda s: {"error": {"code": s, "message": f"callscope emulated HTTP {s}",
-                                            "status": "UNAVAILABLE"}},
-}
-_ERROR_BODIES["openai-chat"] = _ERROR_BODIES["openai-responses"]
-_ERROR_BODIES["gemini-interactions"] = _ERROR_BODIES["gemini-generate"]
+    spec.name: spec.error_body for spec in SPECS.values()}
+"""The body of an emulated HTTP error, as each provider writes one (its spec says)."""
 
 
 class FaultError(CallscopeError):

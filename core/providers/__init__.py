@@ -1,36 +1,40 @@
-"""Protocol readers, one module per provider, all behind :class:`ProtocolReader`."""
+"""Protocol readers, one module per provider, all behind :class:`ProtocolReader`; each
+protocol declared once by a :class:`~.spec.ProtocolSpec` in :mod:`.specs`."""
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from ..errors import CallscopeError
 from .base import ProtocolReader
+from .spec import ProtocolSpec, StopVerdict
+from .specs import DETECTION_ORDER, REGISTERED
 
-# name -> (module, class); imported lazily so one reader's import cost is not everyone's.
-_READERS = {
-    "openai-responses": ("openai_responses", "OpenAIResponsesReader"),
-    "openai-chat": ("openai_chat", "OpenAIChatReader"),
-    "anthropic": ("anthropic", "AnthropicReader"),
-    "gemini-interactions": ("gemini_interactions", "GeminiInteractionsReader"),
-    "gemini-generate": ("gemini_generate", "GeminiGenerateReader"),
-}
+__all__ = ["DETECTION", "PROTOCOLS", "SPECS", "ProtocolReader", "ProtocolSpec", "StopVerdict",
+           "UnknownProtocol", "reader_for", "spec_for"]
 
-PROTOCOLS = (*_READERS, "unknown")
+SPECS: dict[str, ProtocolSpec] = {spec.name: spec for spec in REGISTERED}
+"""name -> spec. Readers are imported lazily, so one reader's import cost is not everyone's."""
+
+DETECTION: tuple[ProtocolSpec, ...] = tuple(SPECS[name] for name in DETECTION_ORDER)
+"""The specs in the order detection asks them."""
+
+PROTOCOLS = (*SPECS, "unknown")
 
 
 class UnknownProtocol(CallscopeError):
     pass
 
 
+def spec_for(protocol: str) -> ProtocolSpec:
+    """The spec of a registered protocol (``unknown`` has none)."""
+    try:
+        return SPECS[protocol]
+    except KeyError:
+        raise UnknownProtocol(
+            f"unknown protocol {protocol!r} (one of: {', '.join(PROTOCOLS)})") from None
+
+
 def reader_for(protocol: str) -> ProtocolReader | None:
     """A fresh reader for a protocol name; None for ``unknown`` (frames only)."""
     if protocol == "unknown":
         return None
-    try:
-        module, cls = _READERS[protocol]
-    except KeyError:
-        raise UnknownProtocol(
-            f"unknown protocol {protocol!r} (one of: {', '.join(PROTOCOLS)})") from None
-    reader: ProtocolReader = getattr(import_module(f".{module}", __name__), cls)()
-    return reader
+    return spec_for(protocol).new_reader()

@@ -1,0 +1,91 @@
+"""A protocol as one unit: :class:`ProtocolSpec`, registered once in :mod:`.specs`.
+
+A spec says everything the rest of callscope needs to know about a protocol without importing
+its reader: its name, where its reader class lives (imported on first use, so one reader's
+import cost is not everyone's), how detection recognises one of its frames, how its stop
+reasons classify, whether empty argument text means ``{}``, and the emulator's endpoint and
+error body. Detection (:mod:`..detect`), the reader registry (:mod:`.`), the emulator
+(``net/serve.py``) and the conformance suite (``tests/test_conformance.py``) all read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..frame import Frame
+
+if TYPE_CHECKING:
+    from .base import ProtocolReader
+
+
+class StopVerdict(NamedTuple):
+    """What one stop reason says about the turn, the same shape for every protocol."""
+
+    cut: bool
+    """The output was cut (a token limit): the gate refuses every call (rule ``stop-cut``)."""
+    failed: bool
+    """The provider refused or failed the turn (rule ``failed``)."""
+    terminal: bool = True
+    """Whether the reason ends the turn (Interactions' ``requires_continuation`` does not)."""
+
+
+UNKNOWN_STOP = StopVerdict(cut=False, failed=True)
+"""An undocumented stop reason is not known to be a success: every reader treats it as failed."""
+
+Recogniser = Callable[[Frame, "dict[str, Any] | None"], bool]
+"""Whether a frame belongs to the protocol. Detection asks twice: first with the frame alone
+(payload None: the ``event:`` field may tell without parsing), then with the parsed object."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolSpec:
+    """One protocol, declared once (see docs/adding-a-protocol.md)."""
+
+    name: str
+    """The protocol's name: ``--protocol``, session headers, :data:`~core.providers.PROTOCOLS`."""
+    reader: str
+    """``module:Class`` of the reader, the module relative to ``core.providers``; imported on
+    first use only."""
+    recognise: Recogniser
+    stop_reasons: Callable[[], Mapping[str, StopVerdict]]
+    """The stop-reason classification, one :class:`StopVerdict` per documented reason. A
+    function, called on use: the table lives beside the reader that applies it."""
+    cut_reasons: frozenset[str]
+    """The documented reasons that mean "the output was cut" (checked against the table)."""
+    empty_arguments_mean_empty_object: bool
+    """Whether empty argument text documents "no arguments" (Anthropic streams one empty
+    ``partial_json``); otherwise empty text is invalid JSON. The reader says the same."""
+    route: str
+    """The emulator's endpoint: a regular expression matched against the end of a path."""
+    error_body: Callable[[int], dict[str, Any]]
+    """The JSON body the emulator answers an HTTP error status with, as the provider does."""
+
+    def reader_class(self) -> type[ProtocolReader]:
+        """The reader class, imported now (and cached by the import system)."""
+        module, _, cls = self.reader.partition(":")
+        reader: type[ProtocolReader] = getattr(import_module(f".{module}", __package__), cls)
+        return reader
+
+    def new_reader(self) -> ProtocolReader:
+        """A fresh reader for one stream."""
+        return self.reader_class()()
+
+    def classify(self, reason: str) -> StopVerdict | None:
+        """The verdict of a documented stop reason; None for one the protocol does not document
+        (which the readers report and treat as :data:`UNKNOWN_STOP`)."""
+        return self.stop_reasons().get(reason)
+
+
+def payload_type(payload: dict[str, Any] | None) -> str | None:
+    """A payload's ``type`` when it is a string (untrusted: a list or object there must not
+    break a lookup)."""
+    kind = payload.get("type") if payload is not None else None
+    return kind if isinstance(kind, str) else None
+
+
+def pairs(table: Mapping[str, tuple[bool, bool]]) -> dict[str, StopVerdict]:
+    """A ``reason -> (cut, failed)`` table in the shared shape."""
+    return {reason: StopVerdict(cut, failed) for reason, (cut, failed) in table.items()}

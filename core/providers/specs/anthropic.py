@@ -1,0 +1,44 @@
+"""The Anthropic Messages protocol (PROTOCOLS.md §3): its spec; the reader is
+:mod:`..anthropic`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...frame import Frame
+from ..spec import ProtocolSpec, StopVerdict, pairs, payload_type
+
+EVENT_TYPES = frozenset({
+    "message_start", "message_delta", "message_stop", "content_block_start",
+    "content_block_delta", "content_block_stop",
+})
+"""The event types only Anthropic sends (``ping`` and ``error`` do not tell)."""
+
+
+def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
+    if payload is None:
+        return frame.event in EVENT_TYPES
+    return payload_type(payload) in EVENT_TYPES
+
+
+def stop_reasons() -> dict[str, StopVerdict]:
+    from ..anthropic import STOP_REASONS
+
+    return pairs(STOP_REASONS)
+
+
+def error_body(status: int) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": "api_error",
+                                       "message": f"callscope emulated HTTP {status}"}}
+
+
+SPEC = ProtocolSpec(
+    name="anthropic",
+    reader="anthropic:AnthropicReader",
+    recognise=recognise,
+    stop_reasons=stop_reasons,
+    cut_reasons=frozenset({"max_tokens", "model_context_window_exceeded"}),
+    empty_arguments_mean_empty_object=True,
+    route=r"/v1/messages\Z",
+    error_body=error_body,
+)

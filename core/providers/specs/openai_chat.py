@@ -1,0 +1,34 @@
+"""The OpenAI Chat Completions protocol (PROTOCOLS.md §2), gateways included: its spec; the
+reader is :mod:`..openai_chat`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...frame import Frame
+from ..spec import ProtocolSpec, StopVerdict, pairs
+from .openai_responses import error_body
+
+
+def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
+    """A chunk object, or anything with ``choices`` (gateways leave ``object`` out)."""
+    return payload is not None and (payload.get("object") == "chat.completion.chunk"
+                                    or "choices" in payload)
+
+
+def stop_reasons() -> dict[str, StopVerdict]:
+    from ..openai_chat import _FINISH
+
+    return pairs(_FINISH)
+
+
+SPEC = ProtocolSpec(
+    name="openai-chat",
+    reader="openai_chat:OpenAIChatReader",
+    recognise=recognise,
+    stop_reasons=stop_reasons,
+    cut_reasons=frozenset({"length"}),
+    empty_arguments_mean_empty_object=False,
+    route=r"/v1/chat/completions\Z",
+    error_body=error_body,
+)

@@ -1,0 +1,167 @@
+"""The protocol registry: detection asks each spec and answers exactly what the if-chain it
+replaced answered, over every frame of every recording; the registry keeps its old interface;
+detection imports no reader."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+from typing import Any
+
+import orjson
+import pytest
+from callscope.core.detect import detect
+from callscope.core.frame import Frame
+from callscope.core.providers import (
+    DETECTION,
+    PROTOCOLS,
+    SPECS,
+    UnknownProtocol,
+    reader_for,
+    spec_for,
+)
+from callscope.core.providers.specs import DETECTION_ORDER, REGISTERED
+from callscope.core.session import open_input
+from callscope.core.sse import SSEDecoder
+
+ROOT = pathlib.Path(__file__).parent.parent
+
+# -- the if-chain detection was before the specs, kept verbatim as the reference -------------
+
+_ANTHROPIC_TYPES = frozenset({
+    "message_start", "message_delta", "message_stop", "content_block_start",
+    "content_block_delta", "content_block_stop",
+})
+_GENERATE_KEYS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion")
+
+
+def chained(frame: Frame) -> str | None:
+    if not frame.dispatch:
+        return None
+    event = frame.event or ""
+    if event.startswith("response."):
+        return "openai-responses"
+    if event in _ANTHROPIC_TYPES:
+        return "anthropic"
+    try:
+        payload: Any = orjson.loads(frame.data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    kind = payload.get("type")
+    if not isinstance(kind, str):
+        kind = None
+    if "event_type" in payload:
+        return "gemini-interactions"
+    if isinstance(kind, str) and kind.startswith("response."):
+        return "openai-responses"
+    if kind in _ANTHROPIC_TYPES:
+        return "anthropic"
+    if payload.get("object") == "chat.completion.chunk" or "choices" in payload:
+        return "openai-chat"
+    if any(key in payload for key in _GENERATE_KEYS):
+        return "gemini-generate"
+    return None
+
+
+def recordings() -> list[pathlib.Path]:
+    found = [p for folder in ("tests/fixtures", "sessions") for p in (ROOT / folder).rglob("*")
+             if p.is_file() and p.suffix in (".jsonl", ".sse")]
+    return sorted(found + list((ROOT / "tests/adversarial").glob("*.sse")))
+
+
+def frames_of(path: pathlib.Path) -> list[Frame]:
+    decoder = SSEDecoder()
+    frames = [f for chunk in open_input(str(path)).chunks() for f in decoder.feed(chunk.data)]
+    return frames + decoder.close()
+
+
+def test_there_are_recordings_to_compare() -> None:
+    assert len(recordings()) > 150
+
+
+@pytest.mark.parametrize("path", recordings(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_detection_answers_what_the_if_chain_answered_on_every_frame(path: pathlib.Path) -> None:
+    frames = frames_of(path)
+    assert [detect(f) for f in frames] == [chained(f) for f in frames]
+
+
+EDGES = [
+    b'event: response.created\ndata: not json\n\n',  # the event field tells before parsing
+    b'event: message_start\ndata: [1]\n\n',
+    b'event: ping\ndata: {"type": "ping"}\n\n',
+    b'data: {"type": {"a": 1}}\n\n',
+    b'data: {"type": ["message_start"]}\n\n',
+    b'data: {"event_type": "x", "type": "response.created", "choices": []}\n\n',
+    b'data: {"type": "response.x", "choices": [], "candidates": []}\n\n',
+    b'data: {"type": "content_block_stop", "choices": []}\n\n',
+    b'data: {"object": "chat.completion.chunk"}\n\n',
+    b'data: {"object": [], "choices": []}\n\n',
+    b'data: {"choices": 1, "candidates": []}\n\n',
+    b'data: {"usageMetadata": {}}\n\n',
+    b'data: {"modelVersion": "x"}\n\n',
+    b'data: {"error": {"message": "overloaded"}}\n\n',
+    b'data: [DONE]\n\n',
+    b'data: "text"\n\n',
+    b': comment only\n\n',
+    b'event: content_block_delta\n\n',
+]
+
+
+@pytest.mark.parametrize("data", EDGES)
+def test_detection_edges(data: bytes) -> None:
+    frames = SSEDecoder().feed(data)
+    assert frames and [detect(f) for f in frames] == [chained(f) for f in frames]
+
+
+def test_the_registry_keeps_its_interface() -> None:
+    assert PROTOCOLS == ("openai-responses", "openai-chat", "anthropic", "gemini-interactions",
+                         "gemini-generate", "unknown")
+    assert reader_for("unknown") is None
+    for name in PROTOCOLS[:-1]:
+        reader = reader_for(name)
+        assert reader is not None and reader.name == name
+        assert spec_for(name) is SPECS[name]
+    with pytest.raises(UnknownProtocol, match="one of: openai-responses, openai-chat"):
+        reader_for("nope")
+    with pytest.raises(UnknownProtocol):
+        spec_for("unknown")
+
+
+def test_detection_order_names_every_registered_spec_once() -> None:
+    assert sorted(DETECTION_ORDER) == sorted(spec.name for spec in REGISTERED)
+    assert [spec.name for spec in DETECTION] == list(DETECTION_ORDER)
+    assert len(SPECS) == len(REGISTERED)
+
+
+def test_detection_and_the_registry_import_no_reader() -> None:
+    code = ("import sys, callscope.core.detect, callscope.core.providers; "
+            "print(sorted(m for m in sys.modules if m.startswith('callscope.core.providers')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    loaded = set(eval(out))  # noqa: S307  (our own subprocess's repr of a list of names)
+    readers = {f"callscope.core.providers.{spec.reader.partition(':')[0]}" for spec in REGISTERED}
+    assert not loaded & readers
+
+
+def test_the_emulator_reads_its_routes_and_error_bodies_from_the_specs() -> None:
+    from callscope.net.serve import _ERROR_BODIES, protocol_for_path
+
+    assert protocol_for_path("/openai/v1/responses") == "openai-responses"
+    assert protocol_for_path("/v1/chat/completions") == "openai-chat"
+    assert protocol_for_path("/v1/messages") == "anthropic"
+    assert protocol_for_path("/v1beta/interactions") == "gemini-interactions"
+    assert protocol_for_path("/v1beta/models/m:streamGenerateContent") == "gemini-generate"
+    assert protocol_for_path("/v1/models/m:generateContent") is None
+    openai = {"error": {"message": "callscope emulated HTTP 503", "type": "server_error",
+                        "param": None, "code": None}}
+    google = {"error": {"code": 503, "message": "callscope emulated HTTP 503",
+                        "status": "UNAVAILABLE"}}
+    assert {name: body(503) for name, body in _ERROR_BODIES.items()} == {
+        "openai-responses": openai, "openai-chat": openai,
+        "anthropic": {"type": "error", "error": {"type": "api_error",
+                                                 "message": "callscope emulated HTTP 503"}},
+        "gemini-interactions": google, "gemini-generate": google,
+    }
