@@ -60,7 +60,7 @@ def split_selector(path: str) -> tuple[str, int | None]:
 def sniff(head: bytes, path: str = "") -> str:
     """``har``, ``session`` or ``sse``, from a file's first bytes (a ``.har`` name counts for a
     JSON document whose first member is not ``log``)."""
-    if _HAR_START.match(head):
+    if _HAR_START.match(head) or path.lower().endswith(".har"):
         return "har"
     if head.removeprefix(_BOM).lstrip().startswith(b"{"):
         return "har" if path.lower().endswith(".har") else "session"
@@ -76,9 +76,9 @@ def open_input(path: str) -> Session:
             head = f.read(_SNIFF_BYTES)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
-    if not head:
+    if not head and real.lower().endswith((".jsonl", ".har")):
         raise InputError(real, "empty file")
-    kind = sniff(head, real)
+    kind = sniff(head, real)  # (an empty capture is a stream that sent nothing: zero bytes)
     if kind == "har":
         return open_har(real, selector or 1)
     if selector is not None:
@@ -87,7 +87,7 @@ def open_input(path: str) -> Session:
     return open_session(real) if kind == "session" else open_sse(real)
 
 
-def _read_limited(path: str) -> bytes:
+def _read_limited(path: str, *, empty: bool = False) -> bytes:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_IMPORT_BYTES + 1)
@@ -95,20 +95,49 @@ def _read_limited(path: str) -> bytes:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
     if len(data) > MAX_IMPORT_BYTES:
         raise InputError(path, f"larger than the import limit of {MAX_IMPORT_BYTES} bytes")
-    if not data:
+    if not data and not empty:
         raise InputError(path, "empty file")
     return data
 
 
 # -- raw SSE -----------------------------------------------------------------------------------
 
+SSE_SNIFF_BYTES = 64 * 1024
+"""How far into a raw capture :func:`not_sse` looks for an event stream."""
+
+
+def not_sse(head: bytes) -> tuple[int, str] | None:
+    """Why bytes that should start an event stream do not, with the byte offset; None when they
+    do. Anything with an SSE field where the stream starts, or a ``data`` line anywhere in
+    ``head`` (after a proxy's status line and headers, say), is taken exactly as it is, invalid
+    UTF-8 and all: a hostile stream is for showing, not refusing."""
+    if not head or _SSE_START.match(head) or _SSE_DATA.search(head):
+        return None
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return 0, "not UTF-8 at byte 0 (a UTF-16 byte-order mark): an event stream is UTF-8"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":  # (a cut tail is not a wrong encoding)
+            return exc.start, f"not UTF-8 at byte {exc.start}: not an event stream"
+    nul = head.find(b"\0")
+    if nul >= 0:
+        return nul, f"binary data at byte {nul}: not an event stream"
+    return 0, (f"no SSE field (data:, event:, id:, retry: or a ':' comment) in the first "
+               f"{len(head)} bytes: not an event stream")
+
 def open_sse(path: str) -> Session:
     """A raw SSE capture: the whole file is one chunk at t=0, exactly (BOM, CR, invalid UTF-8
     and all), and the stream ended cleanly. The file is re-read each time chunks are iterated."""
-    _read_limited(path)  # fail now, not at the first iteration
+    data = _read_limited(path, empty=True)  # fail now, not at the first iteration
+    refusal = not_sse(data[:SSE_SNIFF_BYTES])
+    if refusal is not None:
+        raise InputError(path, refusal[1], offset=refusal[0])
 
     def chunks() -> Iterator[Chunk]:
-        yield Chunk(0.0, _read_limited(path))
+        data = _read_limited(path, empty=True)
+        if data:
+            yield Chunk(0.0, data)
 
     header = SessionHeader(source="import:sse",
                            provenance=f"raw SSE capture {os.path.basename(path)}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .ending import Ending
 from .engine import CallPipeline, CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 from .events import (
     Anomaly,
@@ -118,8 +119,9 @@ def chunk_record(step: ChunkStep) -> dict[str, Any]:
     return {"kind": "chunk", "index": step.index, "start": step.start, "end": step.end, "t": step.t}
 
 
-def turn_record(pipeline: CallPipeline) -> dict[str, Any]:
-    """The last record of an input: how the turn ended and what became of every call."""
+def turn_record(pipeline: CallPipeline, ending: Ending | None = None) -> dict[str, Any]:
+    """The last record of an input: how the turn ended and what became of every call
+    (``ending``: how and where the stream ended, when the caller knows the transport's end)."""
     state = pipeline.state
     known = state.protocol != "unknown"
     calls = []
@@ -144,5 +146,6 @@ def turn_record(pipeline: CallPipeline) -> dict[str, Any]:
         "usage": state.usage or None,
         "anomalies": state.anomaly_total,
         "halted": state.halted,
+        "ending": ending.record() if ending is not None else None,
         "calls": calls,
     }

@@ -113,7 +113,8 @@ def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
 # -- commands ----------------------------------------------------------------------------------
 
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from ..core.engine import ChunkStep, Engine
+    from ..core.ending import EndingWatch
+    from ..core.engine import ChunkStep, Engine, FrameStep
     from ..core.records import chunk_record, step_record, turn_record
     from ..core.replay import replay
     from .table import TableWriter
@@ -127,8 +128,13 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override),
                             limits_from(args))
             table = None if args.json else TableWriter(out, path)
+            watch = EndingWatch()
             for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at,
                                engine=engine):
+                if isinstance(step, ChunkStep):
+                    watch.chunk(step.end, step.t)
+                elif isinstance(step, FrameStep):
+                    watch.frame(step.frame)
                 if args.summary:
                     continue
                 if args.json:
@@ -144,13 +150,22 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             print(f"callscope: {plain(str(exc))}", file=sys.stderr)
             broken += 1
             continue
-        turn = turn_record(engine.pipeline)
+        turn = turn_record(engine.pipeline, _ending(loaded, args.cut_at, watch, engine.state))
         if args.json:
             _write_json(out, turn, path)
         else:
             assert table is not None
             table.turn(turn)
     return 2 if broken else 0
+
+
+def _ending(loaded: LoadedInput, cut_at: int | None, watch: Any, state: Any) -> Any:
+    """The input's ending: the recorded transport end, or the cut asked for."""
+    end = loaded.session.end
+    if cut_at is not None and (cut_at < watch.received or end.kind == "clean"):
+        return watch.ending(state, "cut", f"--cut-at {cut_at}")
+    detail = end.detail or (f"HTTP {end.status}" if end.status is not None else None)
+    return watch.ending(state, end.kind, detail, end.at)
 
 
 def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:

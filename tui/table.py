@@ -86,6 +86,8 @@ class TableWriter:
         self._line(f"-- turn: {t['protocol']}, {state}, stop={inert(str(t['stop_reason']), 30)}"
                    + (f", error={inert(t['error'], 60)}" if t["error"] else "")
                    + f", {t['anomalies']} anomalies")
+        if t.get("ending"):
+            self._line(f"   ending: {inert(t['ending']['line'], 300)}")
         for c in t["calls"]:
             verdict = c["action"] + (f" ({c['reason']}, rule {c.get('rule')})" if c["action"] == "refuse"
                                      else "")
