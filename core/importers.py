@@ -106,12 +106,24 @@ SSE_SNIFF_BYTES = 64 * 1024
 """How far into a raw capture :func:`not_sse` looks for an event stream."""
 
 
+_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+def _cut_at_start(head: bytes) -> bool:
+    """A stream cut inside its BOM or its first field name (a cut sweep reads every prefix)."""
+    if len(head) < len(_BOM) and _BOM.startswith(head):
+        return True
+    rest = head.removeprefix(_BOM).lstrip(b"\r\n")
+    return not rest or (b"\n" not in rest and b"\r" not in rest
+                        and any(name.startswith(rest) for name in _FIELDS))
+
+
 def not_sse(head: bytes) -> tuple[int, str] | None:
     """Why bytes that should start an event stream do not, with the byte offset; None when they
     do. Anything with an SSE field where the stream starts, or a ``data`` line anywhere in
     ``head`` (after a proxy's status line and headers, say), is taken exactly as it is, invalid
     UTF-8 and all: a hostile stream is for showing, not refusing."""
-    if not head or _SSE_START.match(head) or _SSE_DATA.search(head):
+    if not head or _SSE_START.match(head) or _SSE_DATA.search(head) or _cut_at_start(head):
         return None
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return 0, "not UTF-8 at byte 0 (a UTF-16 byte-order mark): an event stream is UTF-8"

@@ -17,18 +17,47 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 import orjson
-from jsonschema.exceptions import SchemaError
-from referencing import Registry
-from referencing.exceptions import Unresolvable
 
 from .errors import CallscopeError, InputError
 from .inert import nested_deeper, preview
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
-_NO_RETRIEVAL: Registry[Any] = Registry()
+# jsonschema is imported when a first schema is compiled, not with the engine: a replay without
+# tools never pays for it. A schema is checked against its metaschema and compiled once per
+# process, however many inputs (or session headers) repeat it.
+_COMPILED: dict[bytes, Any] = {}
+_COMPILED_MAX = 1024
+
+
+def _compile(name: str, schema: dict[str, Any] | bool) -> Any:
+    """A validator for ``schema`` (checked against its metaschema), from the process's cache."""
+    try:
+        key: bytes | None = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        key = None
+    if key is not None and key in _COMPILED:
+        return _COMPILED[key]
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+    from referencing import Registry
+
+    try:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ToolDefinitionError(f"tool {name!r}: invalid JSON Schema: {exc.message}") from None
+    except RecursionError:  # jsonschema quotes the schema in its message, level by level
+        raise ToolDefinitionError(f"tool {name!r}: JSON Schema nested too deep") from None
+    # Definitions are untrusted (session headers, --tools files): an empty registry means a
+    # $ref is resolved inside the schema or not at all; nothing is ever fetched.
+    validator = cls(schema, registry=Registry())
+    if key is not None:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = validator
+    return validator
 
 
 class ToolDefinitionError(CallscopeError):
@@ -84,17 +113,9 @@ class ToolSet:
         if not isinstance(tool.schema, dict | bool):
             raise ToolDefinitionError(f"tool {tool.name!r}: a JSON Schema is an object or a boolean, "
                                       f"not {preview(tool.schema, 40)}")
-        try:
-            cls = jsonschema.validators.validator_for(tool.schema)
-            cls.check_schema(tool.schema)
-        except SchemaError as exc:
-            raise ToolDefinitionError(f"tool {tool.name!r}: invalid JSON Schema: {exc.message}") from None
-        except RecursionError:  # jsonschema quotes the schema in its message, level by level
-            raise ToolDefinitionError(f"tool {tool.name!r}: JSON Schema nested too deep") from None
+        validator = _compile(tool.name, tool.schema)
         self.tools[tool.name] = tool
-        # Definitions are untrusted (session headers, --tools files): an empty registry means a
-        # $ref is resolved inside the schema or not at all; nothing is ever fetched.
-        self._validators[tool.name] = cls(tool.schema, registry=_NO_RETRIEVAL)
+        self._validators[tool.name] = validator
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -104,6 +125,8 @@ class ToolSet:
 
     def schema_error(self, name: str, arguments: Any) -> str | None:
         """The first JSON Schema violation as ``path: message``, or None when valid."""
+        from referencing.exceptions import Unresolvable
+
         validator = self._validators[name]
         try:
             error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)

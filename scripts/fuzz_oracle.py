@@ -32,6 +32,7 @@ from callscope.core.events import (
     ArgumentsAppended,
     ArgumentsSet,
     CallClosed,
+    CallIdentified,
     CallOpened,
     FinalCopy,
     ProviderError,
@@ -244,8 +245,8 @@ def check_steps(steps: Sequence[Step], engine: Engine, tools: ToolSet, data: byt
             continue
         if isinstance(step, CallStep):
             event = step.event
-            if isinstance(event, CallOpened):
-                if names.get(event.key) is None:
+            if isinstance(event, CallOpened | CallIdentified):
+                if names.get(event.key) is None:  # (set once: a changed name is a dispute)
                     names[event.key] = event.name
             elif isinstance(event, ArgumentsAppended):
                 text[event.key] = text.get(event.key, "") + event.fragment

@@ -62,3 +62,20 @@ def test_a_stream_after_a_proxys_status_line_and_headers_is_still_read(tmp_path)
     path = tmp_path / "curl-i.sse"
     path.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: [DONE]\n\n")
     assert callscope("replay", str(path), "--summary").returncode == 0
+
+
+def test_every_cut_prefix_of_a_real_recording_is_read_with_one_turn_record_each(tmp_path) -> None:
+    """A batch as a test suite would run it: 2,000 cut prefixes (cut 0 included), one process."""
+    data = (ROOT / "tests/fixtures/openai-responses/single_function_call_gpt-5_with_reasoning.sse"
+            ).read_bytes()
+    assert len(data) >= 2000
+    paths = []
+    for n in range(2000):
+        path = tmp_path / f"cut{n:04}.sse"
+        path.write_bytes(data[:n])
+        paths.append(str(path))
+    run = callscope("replay", *paths, "--json", "--summary")
+    assert run.returncode == 0, run.stderr[:500]
+    turns = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [t["source"] for t in turns] == paths and {t["kind"] for t in turns} == {"turn"}
+    assert not any(c["action"] == "execute" for t in turns for c in t["calls"])

@@ -209,6 +209,13 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         header = _with(header, provenance=args.provenance)
     if args.protocol:
         header = _with(header, protocol=args.protocol)
+    if args.tools:  # checked now (a session must not carry definitions no replay can load)
+        definitions = load_tools(args.tools) or []
+        try:
+            ToolSet(definitions)
+        except CallscopeError as exc:
+            raise InputError(args.tools, f"tool definitions: {exc}") from None
+        header = _with(header, tools=definitions)
     save_session(args.output, header, loaded.session.chunks(), loaded.session.end)
     loaded.note()
     out.write(f"wrote {args.output}\n")
@@ -285,7 +292,12 @@ def _version() -> str:
         return "unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
+NETWORK_COMMANDS = ("serve", "live", "proxy")
+
+
+def build_parser(network: bool = True) -> argparse.ArgumentParser:
+    """The parser; without ``network``, the headless commands only (their parsers and handlers
+    never import the network stack: asyncio, ssl, httpx)."""
     parser = argparse.ArgumentParser(
         prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
         epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
@@ -338,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", metavar="FILE")
     p.add_argument("-o", "--output", required=True, metavar="SESSION")
     p.add_argument("--protocol", choices=PROTOCOLS, help="record the protocol in the header")
+    p.add_argument("--tools", metavar="FILE", help="tool definitions the session carries (a JSON list)")
     p.add_argument("--provenance", help="where the capture came from (kept in the header)")
 
     p = sub.add_parser("open", help="open the debugger (the default command)")
@@ -345,9 +358,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keymap", metavar="FILE", help='remap keys: JSON {"callscope.cut": "ctrl+x"}')
     common(p)
 
-    from .net_commands import add_commands  # serve, live and proxy (the servers are in net/)
+    if network:
+        from .net_commands import add_commands  # serve, live and proxy (the servers are in net/)
 
-    add_commands(sub)
+        add_commands(sub)
     return parser
 
 
@@ -366,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "open")
-    args = build_parser().parse_args(argv)
+    args = build_parser(network=argv[0] in (*NETWORK_COMMANDS, "-h", "--help")).parse_args(argv)
     try:
         return int(_handler(args.command)(args, sys.stdout))
     except CallscopeError as exc:
