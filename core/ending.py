@@ -54,6 +54,11 @@ class Ending:
             parts.append(f"stop reason {plain(self.stop_reason)[:60]} at #{self.stop_frame}")
         return "; ".join(parts)
 
+    def short(self) -> str:
+        """The ending for a list's column: the transport's end and the terminal signal."""
+        signal = plain(self.signal)[:30] if self.signal is not None else "no terminal signal"
+        return f"{self.transport} @{self.bytes} · {signal}"
+
     def record(self) -> dict[str, Any]:
         return {"transport": self.transport, "bytes": self.bytes, "t": self.t,
                 "detail": self.detail, "signal": self.signal, "signal_frame": self.signal_frame,

@@ -36,7 +36,7 @@ from ..core.tools import ToolSet, tools_from_request
 from ..net.proxy import RecordingProxy, make_server
 from . import safe
 from .app import CallscopeApp
-from .commands import BINDINGS
+from .commands import DEBUGGER_ACTIONS
 from .follow import END_STYLES, REFRESH
 from .inbox import Inbox
 from .live import end_notice
@@ -46,9 +46,6 @@ COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes":
 """Column names and widths (cells are measured once, when a row appears: give them room)."""
 LOG_LINES = 4
 """The proxy's latest log lines shown under the list (requests that are not captures too)."""
-DEBUGGER_ACTIONS = frozenset(
-    {b.action.split("(")[0] for b in BINDINGS if isinstance(b, Binding)} - {"quit", "help"})
-"""The app's keys that act on the panes: off while the list is on screen."""
 
 
 # -- messages from the proxy's thread ------------------------------------------------------------

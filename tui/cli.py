@@ -260,8 +260,15 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
         path = str(sessions_dir() / DEMO_SESSION)
         note = ("Bundled demo session. Open your own: callscope FILE (.jsonl session, .sse capture "
                 "or .har); more demos in " + str(sessions_dir()))
-    loaded = LoadedInput(path)
     keymap = load_keymap(args.keymap)
+    if Path(path).is_dir():  # a folder: its sessions listed, any of them opened
+        from .folder import FolderApp
+
+        override = load_tools(args.tools)
+        FolderApp(path, protocol=args.protocol, keymap=keymap,
+                  tools=ToolSet(override) if override is not None else None).run()
+        return 0
+    loaded = LoadedInput(path)
     CallscopeApp(loaded.held(args.max_session_bytes), source=path,
                  protocol=protocol_for(loaded, args.protocol),
                  tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap).run()

@@ -82,6 +82,10 @@ BINDINGS: list[BindingType] = [
 ]
 """The app's keys; shown (show=True) in the footer, all of them in help and the palette."""
 
+DEBUGGER_ACTIONS = frozenset(
+    {b.action.split("(")[0] for b in BINDINGS if isinstance(b, Binding)} - {"quit", "help"})
+"""The app's keys that act on the panes: off while a list (captures, a folder) is on screen."""
+
 LIVE_ONLY = frozenset({"toggle_follow", "captures"})
 """Actions that exist only for live traffic (a stream to follow, the proxy's captures list)."""
 

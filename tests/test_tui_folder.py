@@ -1,0 +1,59 @@
+"""``callscope DIR``: the folder's sessions listed (protocol, size, ending, calls executed and
+refused), any of them opened, and back to the list."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+from callscope.tui.folder import FolderApp, summarize
+from textual.widgets import DataTable
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def folder(tmp_path: pathlib.Path) -> pathlib.Path:
+    shutil.copy(ROOT / "sessions/demo.jsonl", tmp_path / "demo.jsonl")
+    (tmp_path / "sub").mkdir()
+    shutil.copy(ROOT / "sessions/demo_complete.jsonl", tmp_path / "sub/complete.jsonl")
+    (tmp_path / "broken.sse").write_bytes(b"\x00\x01 not a stream")
+    (tmp_path / "notes.txt").write_text("not listed")
+    return tmp_path
+
+
+def test_summaries_say_the_ending_and_the_verdicts(tmp_path) -> None:
+    root = folder(tmp_path)
+    demo = summarize(str(root / "demo.jsonl"))
+    assert (demo.protocol, demo.executed, demo.refused) == ("openai-responses", 0, 2)
+    assert demo.ending == "reset @8329 · no terminal signal"
+    complete = summarize(str(root / "sub/complete.jsonl"))
+    assert (complete.executed, complete.refused) == (2, 0)
+    assert complete.ending.endswith("· response.completed")
+    broken = summarize(str(root / "broken.sse"))
+    assert broken.error is not None and "binary data at byte 0" in broken.error
+
+
+async def test_the_list_opens_a_session_and_comes_back(tmp_path) -> None:
+    root = folder(tmp_path)
+    app = FolderApp(str(root))
+    async with app.run_test(size=(160, 40)) as pilot:
+        table = app.list_screen.query_one(DataTable)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.read == 3:
+                break
+        assert app.read == 3 and len(table.rows) == 3  # notes.txt is not an input
+        keys = [k.value for k in table.rows]
+        assert keys == sorted(str(p) for p in (root / "broken.sse", root / "demo.jsonl",
+                                                 root / "sub/complete.jsonl"))
+        assert "binary data" in str(table.get_cell(str(root / "broken.sse"), "ending"))
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.screen is not app.list_screen and app.opened == str(root / "demo.jsonl")
+        assert app.timeline.source and app.source == str(root / "demo.jsonl")
+        await pilot.press("l")
+        await pilot.pause()
+        assert app.screen is app.list_screen
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not app.list_screen

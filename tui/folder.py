@@ -1,0 +1,217 @@
+"""``callscope DIR``: the sessions of a folder as a list, like mitmproxy's flows; enter opens one.
+
+Each row is what a headless replay says of the file (protocol, size, how the stream ended, calls
+executed and refused), computed in a thread worker so the list appears at once and fills in.
+The debugger's panes sit under the list and show the session opened last; escape or ``l``
+comes back to the list.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from ..core.ending import EndingWatch
+from ..core.engine import Engine, FrameStep, Step
+from ..core.errors import CallscopeError
+from ..core.replay import Chunking, TimedBytes
+from ..core.session_model import Session
+from ..core.timeline import Timeline
+from ..core.tools import ToolSet, tools_from_request
+from . import safe
+from .app import CallscopeApp
+from .commands import DEBUGGER_ACTIONS
+
+SUFFIXES = (".jsonl", ".sse", ".har")
+MAX_LISTED = 5000
+COLUMNS = {"file": 60, "protocol": 19, "bytes": 10, "ending": 40, "executed": 8, "refused": 7}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One file of the folder, as a headless replay reads it."""
+
+    path: str
+    protocol: str = "…"
+    size: int = 0
+    ending: str = "reading…"
+    executed: int | None = None
+    refused: int | None = None
+    error: str | None = None
+
+
+def sessions_in(directory: str) -> list[str]:
+    """The inputs under ``directory`` (recursively), sorted, at most :data:`MAX_LISTED`."""
+    found = sorted(str(p) for p in Path(directory).rglob("*")
+                   if p.suffix.lower() in SUFFIXES and p.is_file())
+    return found[:MAX_LISTED]
+
+
+def _tools(session: Session, override: ToolSet | None) -> ToolSet:
+    if override is not None:
+        return override
+    header = getattr(session, "header", None)
+    definitions = list(getattr(header, "tools", None) or [])
+    request = getattr(header, "request", None) or {}
+    if not definitions and isinstance(request, dict):
+        definitions = tools_from_request(request.get("body"))
+    return ToolSet(definitions)
+
+
+def _load(path: str, override: ToolSet | None) -> tuple[list[TimedBytes], str | None, ToolSet,
+                                                       Session]:
+    from ..core.session import open_input
+
+    session = open_input(path)
+    chunks: list[TimedBytes] = [(c.t, c.data) for c in session.chunks()]
+    return chunks, getattr(session.header, "protocol", None), _tools(session, override), session
+
+
+def summarize(path: str, override: ToolSet | None = None) -> Entry:
+    """The row of one file: never raises (a broken file says why in its row)."""
+    try:
+        chunks, protocol, tools, session = _load(path, override)
+        engine, watch = Engine(protocol, tools, contrast=False), EndingWatch()
+        for t, data in chunks:
+            watch.chunk(watch.received + len(data), t)
+            _watch_frames(watch, engine.feed(data, t))
+        _watch_frames(watch, engine.close())
+        end = session.end
+        said = watch.ending(engine.state, end.kind, end.detail, end.at)
+        actions = [d.action for d in engine.pipeline.decisions.values()]
+        return Entry(path, engine.state.protocol, watch.received, said.short(),
+                     actions.count("execute"), actions.count("refuse"))
+    except (CallscopeError, OSError) as exc:
+        return Entry(path, "—", 0, "cannot be read", error=str(exc))
+
+
+def _watch_frames(watch: EndingWatch, steps: list[Step]) -> None:
+    for step in steps:
+        if isinstance(step, FrameStep):
+            watch.frame(step.frame)
+
+
+class FolderScreen(Screen[None]):
+    """The folder's sessions; enter opens the one under the cursor."""
+
+    BINDINGS = [Binding("escape", "app.back_to_capture", "Back to the open session", show=True),
+                Binding("q", "app.quit", "Quit", show=True)]
+    DEFAULT_CSS = """
+    FolderScreen { layout: vertical; }
+    FolderScreen #folder-info { height: auto; padding: 0 1; background: $panel; }
+    FolderScreen #folder { height: 1fr; }
+    """
+
+    def __init__(self, directory: str) -> None:
+        super().__init__()
+        self.directory = directory
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="folder-info")
+        yield DataTable(id="folder", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name, width in COLUMNS.items():
+            table.add_column(name, width=width, key=name)
+        table.focus()
+
+    def show(self, entry: Entry) -> None:
+        table = self.query_one(DataTable)
+        name = os.path.relpath(entry.path, self.directory)
+        cells = (safe.content(name), safe.content(entry.protocol), f"{entry.size:,}",
+                 safe.content(entry.error or entry.ending, "$text-error" if entry.error else ""),
+                 "" if entry.executed is None else str(entry.executed),
+                 "" if entry.refused is None else str(entry.refused))
+        if entry.path not in table.rows:
+            table.add_row(*cells, key=entry.path)
+            return
+        for column, cell in zip(COLUMNS, cells, strict=True):
+            table.update_cell(entry.path, column, cell)
+
+    def info(self, listed: int, read: int) -> None:
+        self.query_one("#folder-info", Static).update(Content.assemble(
+            ("callscope ", "bold $text-primary"), safe.content(safe.short(self.directory, 80)),
+            (f"\n{listed} session{'s' * (listed != 1)}"
+             + (f" (read {read})" if read < listed else "")
+             + "; enter opens one, escape goes back to the open session", "$text-muted")))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            cast(FolderApp, self.app).open_session(event.row_key.value)
+
+
+class FolderApp(CallscopeApp):
+    """A folder's sessions listed; the panes show the one opened."""
+
+    def __init__(self, directory: str, *, protocol: str | None = None,
+                 tools: ToolSet | None = None, keymap: dict[str, str] | None = None) -> None:
+        super().__init__([], source=directory, keymap=keymap,
+                         note="No session open yet: l lists the folder's sessions.")
+        self.directory, self.protocol_override, self.tools_override = directory, protocol, tools
+        self.paths = sessions_in(directory)
+        self.read = 0
+        self.opened: str | None = None
+        self.list_screen = FolderScreen(directory)
+        self.install_screen(self.list_screen, "folder")
+
+    def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
+        self.push_screen(self.list_screen)
+        self.call_after_refresh(self._first_rows)
+
+    def _first_rows(self) -> None:
+        for path in self.paths:
+            self.list_screen.show(Entry(path))
+        self.list_screen.info(len(self.paths), 0)
+        self.run_worker(self._summarize_all, thread=True, name="folder", exit_on_error=False)
+
+    def _summarize_all(self) -> None:
+        for path in self.paths:
+            entry = summarize(path, self.tools_override)
+            if not self.is_running:
+                return
+            self.call_from_thread(self._row, entry)
+
+    def _row(self, entry: Entry) -> None:
+        self.read += 1
+        self.list_screen.show(entry)
+        self.list_screen.info(len(self.paths), self.read)
+
+    def open_session(self, path: str) -> None:
+        try:
+            chunks, protocol, tools, _ = _load(path, self.tools_override)
+        except CallscopeError as exc:
+            self.notify(safe.short(str(exc), 200), markup=False, severity="error", timeout=6)
+            return
+        timeline = Timeline.build(chunks, self.protocol_override or protocol, tools,
+                                  Chunking("recorded"))
+        self.opened = path
+        self.note = f"{os.path.relpath(path, self.directory)} (l: back to the folder)"
+        self.query_one("#status").set_class(True, "-note")
+        self.show_timeline(timeline, path, grows=False)
+        if self.screen is self.list_screen:
+            self.pop_screen()
+
+    def action_captures(self) -> None:
+        if self.screen is not self.list_screen:
+            self.push_screen(self.list_screen)
+
+    def action_back_to_capture(self) -> None:
+        if self.opened is None:
+            self.notify("No session open yet: enter opens the one under the cursor.", timeout=2)
+        elif self.screen is self.list_screen:
+            self.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.screen is self.list_screen:
+            return action not in DEBUGGER_ACTIONS
+        return True if action == "captures" else super().check_action(action, parameters)
