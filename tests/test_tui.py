@@ -8,11 +8,13 @@ import pathlib
 import orjson
 from callscope.core.engine import DecisionStep
 from callscope.core.replay import Chunking
+from callscope.core.session import open_input
 from callscope.core.tools import ToolSet
 from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
 from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
 from callscope.tui.commands import CallscopeCommands, help_rows
+from callscope.tui.export_prompt import ExportPrompt
 from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
@@ -329,10 +331,20 @@ async def test_exports_and_clipboard(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = app_for(PARALLEL, tools=TOOLS)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("end", "S", "L", "W", "y")
+        await pilot.press("end")
+        for key in ("S", "L", "W"):  # each asks where, the default shown: enter takes it
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, ExportPrompt)
+            await pilot.press("enter")
+            await pilot.pause()
+        await pilot.press("y")
         await pilot.pause()
         stem = "parallel_tool_calls_two_functions"
         assert (tmp_path / f"{stem}.sse").read_bytes() == PARALLEL.read_bytes()
+        session = open_input(str(tmp_path / f"{stem}.jsonl"))
+        assert b"".join(c.data for c in session.chunks()) == PARALLEL.read_bytes()
+        assert len(list(session.chunks())) == len(app.timeline.chunks)  # the chunking kept
         log = orjson.loads((tmp_path / f"{stem}.decisions.json").read_bytes())
         assert [r["action"] for r in log["log"] if r["action"] != "wait"] == ["execute", "execute"]
         assert log["turn"]["signal"] == "[DONE]"
@@ -342,6 +354,40 @@ async def test_exports_and_clipboard(tmp_path, monkeypatch):
         assert args.read_text() == first.text == app.clipboard
         await pilot.press("Y")
         assert app.clipboard == app.timeline.view(app.cursor).frame.raw.decode()
+
+
+async def test_an_export_never_overwrites_without_a_second_enter(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "mine.decisions.json"
+    target.write_text("keep me")
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "L")
+        await pilot.pause()
+        field = app.screen.query_one(Input)
+        field.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportPrompt) and target.read_text() == "keep me"
+        assert "exists: enter again to overwrite" in str(app.screen.query_one(Static).render())
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportPrompt)
+        assert orjson.loads(target.read_bytes())["kind"] == "callscope-decision-log"
+        md = (tmp_path / "mine.decisions.md").read_text()
+        assert "frame None" not in md
+        await pilot.press("L", "escape")  # escape writes nothing
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportPrompt)
+
+
+async def test_copy_at_a_step_without_a_call_leaves_the_clipboard(monkeypatch):
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        app.copy_to_clipboard("before")
+        await pilot.press("home", "y")
+        await pilot.pause()
+        assert app.clipboard == "before"
 
 
 async def test_keys_can_be_remapped_by_binding_id():

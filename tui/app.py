@@ -27,6 +27,7 @@ from textual.widgets import Footer, Static
 
 from ..core.lanes import CallView
 from ..core.replay import Chunking, TimedBytes
+from ..core.session_model import StreamEnd
 from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
 from . import safe
@@ -65,10 +66,12 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
     def __init__(self, chunks: Sequence[TimedBytes], *, source: str, protocol: str | None = None,
                  tools: ToolSet | None = None, note: str | None = None,
                  chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None,
-                 timeline: Timeline | None = None) -> None:
-        """``timeline``: show this one (typically a growing one) instead of building one."""
+                 timeline: Timeline | None = None, end: StreamEnd | None = None) -> None:
+        """``timeline``: show this one (typically a growing one) instead of building one.
+        ``end``: how the recording's transport ended (kept by a session export)."""
         super().__init__()
         self.source, self.note, self.keymap = source, note, dict(keymap or {})
+        self.recorded_end = end
         chunks = list(chunks)
         self.indexer: Indexer | None = None
         grows = timeline  # a timeline given is the one to follow (when it still grows)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from ..core.lanes import CallView
+    from ..core.session_model import StreamEnd
     from ..core.timeline import Timeline
     from .follow import Follower
     from .player import Player
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         timeline: Timeline
         cursor: int
         source: str
+        recorded_end: StreamEnd | None
         since: int | None
         undo: list[tuple[Timeline, int]]
         player: Player

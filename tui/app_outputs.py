@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.errors import CallscopeError
 from . import exports
 from .app_mixin import AppMixin
 from .call_detail import CallDetailScreen
 from .commands import help_rows
+from .export_prompt import ExportPrompt
 from .screens import DetailScreen, HelpScreen
 
 
@@ -40,20 +42,36 @@ class OutputActions(AppMixin):
         if what == "call" and call is None:
             self.notify("No call at this step.", timeout=2)
             return
-        try:
-            paths = exports.export(what, self.timeline, self.source, Path.cwd(), call, self.cursor)
-        except OSError as exc:
-            self.notify(f"Export failed: {exc}", severity="error", markup=False)
-            return
-        self.notify("Wrote " + ", ".join(str(p) for p in paths), markup=False, timeout=5)
+        timeline, source = self.timeline, self.source
+        default = exports.default_path(what, timeline, source, Path.cwd(), call, self.cursor)
+
+        def write(answer: str | None) -> None:
+            if answer is None:
+                return
+            try:
+                paths = exports.export(what, timeline, source, Path(answer).expanduser(), call,
+                                       self.recorded_end or timeline.end)
+            except (OSError, CallscopeError) as exc:
+                self.notify(f"Export failed: {exc}", severity="error", markup=False)
+                return
+            self.notify("Wrote " + ", ".join(str(p) for p in paths), markup=False, timeout=5)
+
+        self.push_screen(ExportPrompt(f"export {what}", default,
+                                      lambda path: exports.targets(what, path)), write)
 
     def action_copy(self, what: str) -> None:
         view = self.timeline.view(self.cursor)
         if what == "frame":
-            text = view.frame.raw.decode("utf-8", "replace") if view.frame is not None else ""
+            if view.frame is None:
+                self.notify("No frame yet at this step: nothing copied.", timeout=2)
+                return
+            text = view.frame.raw.decode("utf-8", "replace")
         else:
             call = self._selected_call()
-            text = call.text if call is not None else ""
+            if call is None:  # (the clipboard keeps what it had)
+                self.notify("No call at this step: nothing copied.", timeout=2)
+                return
+            text = call.text
         self.copy_to_clipboard(text)
         self.notify(f"Copied {len(text.encode('utf-8', 'surrogatepass'))} bytes to the clipboard.",
                     timeout=2)

@@ -271,7 +271,8 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
     loaded = LoadedInput(path)
     CallscopeApp(loaded.held(args.max_session_bytes), source=path,
                  protocol=protocol_for(loaded, args.protocol),
-                 tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap).run()
+                 tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap,
+                 end=loaded.session.end).run()
     return 0
 
 

@@ -68,7 +68,7 @@ BINDINGS: list[BindingType] = [
     _b("right_square_bracket", "select_call(1)", "Select next call", "next-lane"),
     _b("left_square_bracket", "select_call(-1)", "Select previous call", "prev-lane"),
     _b("o", "call_frame", "Jump to the selected call's frame", "call-frame"),
-    _b("S", "export('session')", "Export session (.sse)", "export-session"),
+    _b("S", "export('session')", "Export session (.jsonl and .sse)", "export-session"),
     _b("L", "export('log')", "Export decision log (JSON, Markdown)", "export-log"),
     _b("W", "export('call')", "Export selected call's arguments", "export-call"),
     _b("y", "copy('call')", "Copy selected call's arguments", "copy-call"),

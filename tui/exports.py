@@ -11,6 +11,8 @@ import orjson
 
 from ..core.lanes import CallView
 from ..core.records import step_record, turn_record
+from ..core.session import save_session
+from ..core.session_model import Chunk, SessionHeader, StreamEnd
 from ..core.timeline import Timeline
 from . import safe
 
@@ -53,6 +55,20 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def _frame(index: object) -> str:
+    return "end of stream" if index is None else f"#{index}"
+
+
+def _lenient(record: dict[str, Any]) -> str:
+    """What a lenient harness would have done, when it differs from the gate."""
+    lenient = record.get("lenient")
+    if not record.get("contrast") or not lenient:
+        return ""
+    dropped = f"; dropped {', '.join(lenient['dropped'])}" if lenient["dropped"] else ""
+    return _cell(f"⚑ would EXECUTE ({lenient['how']}) with {orjson.dumps(lenient['arguments']).decode()}"
+                 f"{dropped}")[:300]
+
+
 def log_markdown(log: dict[str, Any]) -> str:
     turn = log["turn"]
     lines = [
@@ -62,14 +78,14 @@ def log_markdown(log: dict[str, Any]) -> str:
         f"cut at: {_cell(log['cut_at']) or 'not cut'}; {log['bytes']} bytes, {log['frames']} frames",
         f"- turn: {'complete' if turn['complete'] else 'NOT complete'}"
         f" (signal: {_cell(turn['signal']) or 'none'}; stop reason: {_cell(turn['stop_reason']) or '-'})",
-        "", "| step | call | action | reason | rule | frame | signal | detail |",
-        "|---:|---|---|---|---|---:|---|---|",
+        "", "| step | call | action | reason | rule | frame | signal | detail | lenient harness |",
+        "|---:|---|---|---|---|---:|---|---|---|",
     ]
     for r in log["log"]:
         detail = r.get("detail") or (f"draft {r['draft']}" if "draft" in r else "")
         lines.append(f"| {r['step']} | {_cell(r['call'])} | {r['action']} | {_cell(r['reason'])} | "
-                     f"{_cell(r.get('rule'))} | {_cell(r['frame'])} | {_cell(r.get('signal'))} | "
-                     f"{_cell(detail)} |")
+                     f"{_cell(r.get('rule'))} | {_frame(r['frame'])} | {_cell(r.get('signal'))} | "
+                     f"{_cell(detail)} | {_lenient(r)} |")
     for call in turn["calls"]:
         text = call["arguments"]
         fence = _fence(text)
@@ -81,7 +97,8 @@ def log_markdown(log: dict[str, Any]) -> str:
                   "\n".join(safe.plain(line) for line in text.split("\n")), fence]
     if log["anomalies"]:
         lines += ["", "## Anomalies", ""]
-        lines += [f"- step {a['step']}, frame {a['frame']}: `{_cell(a['code'])}` {_cell(a['message'])}"
+        lines += [f"- step {a['step']}, frame {_frame(a['frame'])}: `{_cell(a['code'])}` "
+                  f"{_cell(a['message'])}"
                   for a in log["anomalies"]]
     return "\n".join(lines) + "\n"
 
@@ -93,16 +110,49 @@ def write(path: Path, data: bytes | str) -> Path:
     return path
 
 
-def export(what: str, timeline: Timeline, source: str, folder: Path, call: CallView | None,
-           step: int) -> list[Path]:
-    """Write ``session`` (.sse), ``log`` (JSON and Markdown) or ``call`` (its arguments at step)."""
+def default_path(what: str, timeline: Timeline, source: str, folder: Path,
+                 call: CallView | None, step: int) -> Path:
+    """Where an export goes unless the user says otherwise (its first file)."""
     base = stem(source, timeline)
     if what == "session":
-        return [write(folder / f"{base}.sse", timeline.data())]
+        return folder / f"{base}.jsonl"
+    if what == "log":
+        return folder / f"{base}.decisions.json"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", call.key if call else "call")[:60]
+    return folder / f"{base}.{name}.step{step}.args.json"
+
+
+def targets(what: str, path: Path) -> list[Path]:
+    """Every file an export to ``path`` writes: a session beside its raw .sse, a JSON log beside
+    its Markdown."""
+    if what == "session":
+        return [path, path.with_suffix(".sse")]
+    if what == "log":
+        return [path, path.with_suffix(".md")]
+    return [path]
+
+
+def _session_chunks(timeline: Timeline) -> list[Chunk]:
+    """The bytes as the timeline saw them, in its chunks, each at its arrival time."""
+    data = timeline.data()
+    return [Chunk(c.t if c.t is not None else 0.0, data[c.start:c.end])
+            for c in timeline.chunks if c.start < len(data)]
+
+
+def export(what: str, timeline: Timeline, source: str, path: Path, call: CallView | None,
+           end: StreamEnd | None = None) -> list[Path]:
+    """Write ``session`` (a session file keeping chunk timing, and the raw .sse beside it),
+    ``log`` (JSON and Markdown) or ``call`` (its arguments) to ``path`` (and its sibling)."""
+    files = targets(what, path)
+    if what == "session":
+        if timeline.cut is not None:
+            end = StreamEnd("cut", detail=f"cut at byte {timeline.cut} in the debugger")
+        header = SessionHeader(protocol=timeline.state.protocol, source="export",
+                               provenance=f"exported by callscope from {Path(source).name}")
+        save_session(str(files[0]), header, _session_chunks(timeline), end or StreamEnd("clean"))
+        return [files[0], write(files[1], timeline.data())]
     if what == "log":
         log = decision_log(timeline, source)
-        return [write(folder / f"{base}.decisions.json", log_json(log)),
-                write(folder / f"{base}.decisions.md", log_markdown(log))]
+        return [write(files[0], log_json(log)), write(files[1], log_markdown(log))]
     assert call is not None
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", call.key)[:60]
-    return [write(folder / f"{base}.{name}.step{step}.args.json", call.text)]
+    return [write(files[0], call.text)]

@@ -188,13 +188,13 @@ class FolderApp(CallscopeApp):
 
     def open_session(self, path: str) -> None:
         try:
-            chunks, protocol, tools, _ = _load(path, self.tools_override)
+            chunks, protocol, tools, session = _load(path, self.tools_override)
         except CallscopeError as exc:
             self.notify(safe.short(str(exc), 200), markup=False, severity="error", timeout=6)
             return
         timeline = Timeline.build(chunks, self.protocol_override or protocol, tools,
                                   Chunking("recorded"))
-        self.opened = path
+        self.opened, self.recorded_end = path, session.end
         self.note = f"{os.path.relpath(path, self.directory)} (l: back to the folder)"
         self.query_one("#status").set_class(True, "-note")
         self.show_timeline(timeline, path, grows=False)

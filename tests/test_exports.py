@@ -1,0 +1,35 @@
+"""Session exports keep the chunk timing and how the stream ended; a cut is saved as cut."""
+
+from __future__ import annotations
+
+import pathlib
+
+from callscope.core.replay import Chunking
+from callscope.core.session import open_input
+from callscope.core.timeline import Timeline
+from callscope.tui import exports
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def demo() -> tuple[list, object]:
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    return [(c.t, c.data) for c in session.chunks()], session.end
+
+
+def test_a_session_export_keeps_timing_and_the_recorded_end(tmp_path) -> None:
+    chunks, end = demo()
+    timeline = Timeline.build(chunks, None, None, Chunking("recorded"))
+    files = exports.export("session", timeline, "demo.jsonl", tmp_path / "d.jsonl", None, end)
+    assert [p.name for p in files] == ["d.jsonl", "d.sse"]
+    again = open_input(str(files[0]))
+    assert [(c.t, c.data) for c in again.chunks()] == chunks
+    assert again.end.kind == "reset" and files[1].read_bytes() == b"".join(d for _, d in chunks)
+
+
+def test_a_cut_is_saved_as_cut(tmp_path) -> None:
+    chunks, end = demo()
+    timeline = Timeline.build(chunks, None, None, Chunking("recorded"), cut=1000)
+    (path, _) = exports.export("session", timeline, "demo.jsonl", tmp_path / "c.jsonl", None, end)
+    again = open_input(str(path))
+    assert again.end.kind == "cut" and sum(len(c.data) for c in again.chunks()) == 1000
