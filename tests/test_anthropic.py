@@ -325,7 +325,7 @@ def test_stop_reason_table(reason: str, cut: bool, failed: bool) -> None:
     events = run(sse(start(), message_delta(reason), MESSAGE_STOP))
     assert stop(events) == StopReported(1, reason, cut=cut, failed=failed)
     assert codes(events) == []
-    assert STOP_REASONS[reason] == (cut, failed)
+    assert STOP_REASONS[reason] == (cut, failed, True)  # (cut, failed, terminal)
 
 
 def test_unknown_stop_reason_is_reported_and_taken_as_failed() -> None:

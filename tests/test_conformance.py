@@ -135,7 +135,7 @@ def test_the_documented_cut_reasons_cut(spec: ProtocolSpec) -> None:
     for reason in spec.cut_reasons:
         verdict = spec.classify(reason)
         assert verdict is not None and verdict.cut, reason
-    cutting = {reason for reason, verdict in spec.stop_reasons().items() if verdict.cut}
+    cutting = {reason for reason, verdict in spec.stop_reasons.items() if verdict.cut}
     assert spec.cut_reasons <= cutting
     assert spec.classify("certainly not a documented reason") is None
     assert UNKNOWN_STOP.failed and not UNKNOWN_STOP.cut

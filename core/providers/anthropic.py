@@ -25,17 +25,11 @@ from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
+from .spec import UNKNOWN_STOP
+from .specs.anthropic import SPEC
 
-STOP_REASONS: dict[str, tuple[bool, bool]] = {
-    # stop_reason -> (cut, failed); anthropic/types/stop_reason.py
-    "end_turn": (False, False),
-    "tool_use": (False, False),
-    "stop_sequence": (False, False),
-    "pause_turn": (False, False),
-    "max_tokens": (True, False),
-    "model_context_window_exceeded": (True, False),
-    "refusal": (False, True),
-}
+STOP_REASONS = SPEC.stop_reasons
+"""stop_reason -> verdict (declared in :mod:`.specs.anthropic`)."""
 
 CALL_BLOCKS: dict[str, str] = {
     # content block type -> CallOpened.kind. The SDK tracks tool input for exactly these block
@@ -87,10 +81,10 @@ def _str_or_none(value: Any) -> str | None:
 
 
 class AnthropicReader(ProtocolReader):
-    name: ClassVar[str] = "anthropic"
+    name: ClassVar[str] = SPEC.name
     # A tool without parameters streams exactly one ``partial_json: ""`` (fixture
     # tool_no_args_empty_partial_json.sse, vercel/ai #10747): its input is ``{}``.
-    empty_arguments_mean_empty_object: ClassVar[bool] = True
+    empty_arguments_mean_empty_object: ClassVar[bool] = SPEC.empty_arguments_mean_empty_object
 
     def __init__(self) -> None:
         super().__init__()
@@ -292,12 +286,12 @@ class AnthropicReader(ProtocolReader):
         delta = delta if isinstance(delta, dict) else {}
         reason = delta.get("stop_reason")
         if isinstance(reason, str):
-            verdict = STOP_REASONS.get(reason)
+            verdict = SPEC.classify(reason)
             if verdict is None:  # not known to be a success: a failure, as for the others
                 self.anomaly(frame, Code.UNKNOWN_STOP_REASON,
                              f"unknown stop_reason {short(reason)}; treated as failed")
-            cut, failed = verdict or (False, True)
-            self.emit(StopReported(frame.index, reason, cut, failed))
+                verdict = UNKNOWN_STOP
+            self.emit(StopReported(frame.index, reason, verdict.cut, verdict.failed))
             self._stopped = True
         elif reason is not None:  # not known to be a success: a failure
             self.anomaly(frame, Code.BAD_STOP_REASON,

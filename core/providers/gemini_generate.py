@@ -26,23 +26,11 @@ from ..frame import Frame
 from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
 from .jsonpath import BadPath, Placement, parse_json_path, place, plain, unfinished
+from .spec import UNKNOWN_STOP
+from .specs.gemini_generate import SPEC
 
 # The path parser's names stay importable from the reader that uses them.
 __all__ = ["BadPath", "GeminiGenerateReader", "parse_json_path"]
-
-# finishReason -> (cut, failed). STOP also ends tool-call turns (there is no TOOL_CALLS);
-# CONTINUATION asks the client to continue with a token, so the output was cut, not refused.
-_FINISH: dict[str, tuple[bool, bool]] = {
-    "STOP": (False, False),
-    "MAX_TOKENS": (True, False),
-    "CONTINUATION": (True, False),
-    **{reason: (False, True) for reason in (
-        "FINISH_REASON_UNSPECIFIED", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",
-        "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL",
-        "TOO_MANY_TOOL_CALLS", "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "MODEL_ARMOR",
-        "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "IMAGE_OTHER",
-        "NO_IMAGE")},
-}
 
 # partialArgs value fields, in the order we prefer when a piece (wrongly) carries several;
 # None means any JSON value is accepted (protobuf sends NullValue as null or "NULL_VALUE").
@@ -85,9 +73,9 @@ class _Candidate:
 class GeminiGenerateReader(ProtocolReader):
     """Reads ``streamGenerateContent?alt=sse`` chunks into call events."""
 
-    name: ClassVar[str] = "gemini-generate"
+    name: ClassVar[str] = SPEC.name
     # A no-argument call is sent as {"name": ...}: no args means the empty object.
-    empty_arguments_mean_empty_object: ClassVar[bool] = True
+    empty_arguments_mean_empty_object: ClassVar[bool] = SPEC.empty_arguments_mean_empty_object
 
     def __init__(self) -> None:
         super().__init__()
@@ -179,12 +167,12 @@ class GeminiGenerateReader(ProtocolReader):
             self._close(frame, state, missing="finishReason")
         state.finished = True
         reason = raw if isinstance(raw, str) else short(raw)
-        verdict = _FINISH.get(reason)
+        verdict = SPEC.classify(reason)
         if verdict is None:
             self.anomaly(frame, Code.UNKNOWN_FINISH_REASON,
                          f"finishReason {short(reason)} is not documented; treated as failed")
-            verdict = (False, True)
-        self.emit(StopReported(frame.index, reason, cut=verdict[0], failed=verdict[1]))
+            verdict = UNKNOWN_STOP
+        self.emit(StopReported(frame.index, reason, cut=verdict.cut, failed=verdict.failed))
 
     # -- parts ---------------------------------------------------------------------------
 

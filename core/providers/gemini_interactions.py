@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from ..events import (
     ArgumentsAppended,
@@ -35,25 +35,11 @@ from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
 from .base import Handler, ProtocolReader, short
+from .spec import UNKNOWN_STOP
+from .specs.gemini_interactions import SPEC
 
-
-class _Verdict(NamedTuple):
-    cut: bool
-    failed: bool
-    terminal: bool
-
-
-STATUSES: dict[str, _Verdict] = {
-    # interaction.status on interaction.completed (SDK 3.6.1 status enum, PROTOCOLS.md §4a.2)
-    "requires_action": _Verdict(False, False, True),
-    "completed": _Verdict(False, False, True),
-    "incomplete": _Verdict(True, False, True),  # e.g. max tokens (Vertex Status enum)
-    "budget_exceeded": _Verdict(True, False, True),
-    "failed": _Verdict(False, True, True),
-    "cancelled": _Verdict(False, True, True),
-    # The per-request decode limit: the output goes on in the next hop of the same stream.
-    "requires_continuation": _Verdict(False, False, False),
-}
+STATUSES = SPEC.stop_reasons
+"""interaction.status -> verdict (declared in :mod:`.specs.gemini_interactions`)."""
 
 SERVER_CALLS = frozenset({
     # Step and delta types for tools Google runs itself (SDK _STEP_VARIANTS and
@@ -101,11 +87,11 @@ def _delta_text(delta: dict[str, Any]) -> Any:
 
 
 class GeminiInteractionsReader(ProtocolReader):
-    name: ClassVar[str] = "gemini-interactions"
+    name: ClassVar[str] = SPEC.name
     trailers: ClassVar[frozenset[str]] = frozenset({"done"})
     # step.start announces every function call with ``arguments: {}``: an empty object, so a
     # call whose text stays empty has no arguments.
-    empty_arguments_mean_empty_object: ClassVar[bool] = True
+    empty_arguments_mean_empty_object: ClassVar[bool] = SPEC.empty_arguments_mean_empty_object
 
     def __init__(self) -> None:
         super().__init__()
@@ -178,7 +164,7 @@ class GeminiInteractionsReader(ProtocolReader):
         interaction = payload.get("interaction")
         interaction = interaction if isinstance(interaction, dict) else {}
         status = interaction.get("status")
-        verdict = STATUSES.get(status) if isinstance(status, str) else None
+        verdict = SPEC.classify(status) if isinstance(status, str) else None
         if not isinstance(status, str):  # not known to be a success: a failure
             self.anomaly(frame, Code.MISSING_STATUS,
                          f"{signal} without interaction.status; treated as failed")
@@ -187,7 +173,7 @@ class GeminiInteractionsReader(ProtocolReader):
             if verdict is None:  # (found by review: an unknown status ended the turn as a success)
                 self.anomaly(frame, Code.UNKNOWN_STATUS,
                              f"unknown interaction status {short(status)}; treated as failed")
-            verdict = verdict or _Verdict(False, True, True)
+            verdict = verdict or UNKNOWN_STOP
             self.emit(StopReported(frame.index, status, verdict.cut, verdict.failed))
             if verdict.failed:
                 error = interaction.get("error", payload.get("error"))

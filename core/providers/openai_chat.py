@@ -29,20 +29,11 @@ from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
+from .spec import UNKNOWN_STOP
+from .specs.openai_chat import SPEC
 
 CHUNK = "chunk"
 """The event type this reader gives every chunk, since the wire has none."""
-
-# finish_reason -> (cut, failed). `length` may leave tool arguments as partial JSON;
-# `content_filter` is a refusal of the turn.
-_FINISH: dict[str, tuple[bool, bool]] = {
-    "stop": (False, False),
-    "tool_calls": (False, False),
-    "function_call": (False, False),
-    "length": (True, False),
-    "content_filter": (False, True),
-    "error": (False, True),  # OpenRouter: a mid-stream error chunk that also carries `error`
-}
 
 # delta fields that carry assistant text, and their channel (reasoning_content: xAI, DeepSeek;
 # reasoning: OpenRouter and others).
@@ -83,7 +74,7 @@ class _Call(Record):
 class OpenAIChatReader(ProtocolReader):
     """``POST /v1/chat/completions`` with ``stream: true``, and compatible gateways."""
 
-    name: ClassVar[str] = "openai-chat"
+    name: ClassVar[str] = SPEC.name
 
     def __init__(self) -> None:
         super().__init__()
@@ -191,16 +182,16 @@ class OpenAIChatReader(ProtocolReader):
         if not isinstance(reason, str):
             self.anomaly(frame, Code.BAD_FINISH_REASON, f"finish_reason {short(reason)}")
             reason = short(reason)
-        verdict = _FINISH.get(reason)
+        verdict = SPEC.classify(reason)
         if verdict is None:  # not known to be a success: a failure (found by review: DeepSeek's
             # insufficient_system_resource, an interrupted output, executed)
             self.anomaly(frame, Code.UNKNOWN_FINISH_REASON,
                          f"finish_reason {short(reason)} is not documented; treated as failed")
-            verdict = (False, True)
+            verdict = UNKNOWN_STOP
         if c in self._finished:
             self.anomaly(frame, Code.REPEATED_FINISH_REASON, f"choice {c} finished again ({reason})")
         self._finished.add(c)
-        self.emit(StopReported(frame.index, reason, cut=verdict[0], failed=verdict[1]))
+        self.emit(StopReported(frame.index, reason, cut=verdict.cut, failed=verdict.failed))
         # The finish_reason is the provider's word that this choice's calls are complete.
         for call in self._order.get(c, []):
             if not call.closed:

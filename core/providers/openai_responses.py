@@ -32,7 +32,8 @@ from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
 from .base import Handler, ProtocolReader, int_or_none, short
-from .responses_events import INCOMPLETE_FAILED, NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
+from .responses_events import NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
+from .specs.openai_responses import SPEC
 
 
 def _str(value: Any) -> str | None:
@@ -61,7 +62,7 @@ class _Call(Record):
 class OpenAIResponsesReader(ProtocolReader):
     """``POST /v1/responses`` with ``stream: true``."""
 
-    name: ClassVar[str] = "openai-responses"
+    name: ClassVar[str] = SPEC.name
 
     def __init__(self) -> None:
         super().__init__()
@@ -359,11 +360,12 @@ class OpenAIResponsesReader(ProtocolReader):
         response = self._final_response(frame, payload, "incomplete")
         details = response.get("incomplete_details")
         reason = _str(details.get("reason")) if isinstance(details, dict) else None
-        failed = INCOMPLETE_FAILED.get(reason or "")
-        if failed is None:
+        verdict = SPEC.classify(reason or "")
+        if verdict is None or not verdict.cut:  # (only the cut reasons are incomplete ones)
             self.anomaly(frame, Code.UNKNOWN_INCOMPLETE_REASON,
                          f"incomplete_details.reason {short(reason)}")
-        self.emit(StopReported(frame.index, reason or "incomplete", cut=True, failed=bool(failed)))
+        failed = verdict is not None and verdict.cut and verdict.failed
+        self.emit(StopReported(frame.index, reason or "incomplete", cut=True, failed=failed))
         self.end_turn(frame, "response.incomplete")
 
     def _on_failed(self, frame: Frame, payload: dict[str, Any]) -> None:

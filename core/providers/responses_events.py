@@ -1,16 +1,7 @@
 """The OpenAI Responses vocabulary :mod:`.openai_responses` sorts events and items by: which
-incomplete reasons are failures, which deltas carry assistant text, which output items are not
-client calls, and which events carry nothing the turn's verdict needs (PROTOCOLS.md §1)."""
-
-# response.incomplete reasons -> "failed" (every incomplete response is cut). The SDK enum says
-# max_output_tokens; the openapi example says max_tokens: accept both (PROTOCOLS.md §1.4).
-INCOMPLETE_FAILED: dict[str, bool] = {
-    "max_output_tokens": False,
-    "max_tokens": False,
-    "max_messages": False,
-    "steered": False,
-    "content_filter": True,
-}
+deltas carry assistant text, which output items are not client calls, and which events carry
+nothing the turn's verdict needs (PROTOCOLS.md §1). Its stop reasons (which incomplete reasons
+are failures) are in its spec, :mod:`.specs.openai_responses`."""
 
 # Which delta events carry assistant text, and on which channel.
 TEXT_EVENTS: dict[str, str] = {

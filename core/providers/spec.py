@@ -50,9 +50,9 @@ class ProtocolSpec:
     """``module:Class`` of the reader, the module relative to ``core.providers``; imported on
     first use only."""
     recognise: Recogniser
-    stop_reasons: Callable[[], Mapping[str, StopVerdict]]
-    """The stop-reason classification, one :class:`StopVerdict` per documented reason. A
-    function, called on use: the table lives beside the reader that applies it."""
+    stop_reasons: Mapping[str, StopVerdict]
+    """The stop-reason classification, one :class:`StopVerdict` per documented reason: the
+    table the reader classifies by (through :meth:`classify`)."""
     cut_reasons: frozenset[str]
     """The documented reasons that mean "the output was cut" (checked against the table)."""
     empty_arguments_mean_empty_object: bool
@@ -76,7 +76,7 @@ class ProtocolSpec:
     def classify(self, reason: str) -> StopVerdict | None:
         """The verdict of a documented stop reason; None for one the protocol does not document
         (which the readers report and treat as :data:`UNKNOWN_STOP`)."""
-        return self.stop_reasons().get(reason)
+        return self.stop_reasons.get(reason)
 
 
 def payload_type(payload: dict[str, Any] | None) -> str | None:
@@ -86,6 +86,5 @@ def payload_type(payload: dict[str, Any] | None) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def pairs(table: Mapping[str, tuple[bool, bool]]) -> dict[str, StopVerdict]:
-    """A ``reason -> (cut, failed)`` table in the shared shape."""
-    return {reason: StopVerdict(cut, failed) for reason, (cut, failed) in table.items()}
+OK, CUT, FAILED = StopVerdict(False, False), StopVerdict(True, False), StopVerdict(False, True)
+"""The three verdicts nearly every stop reason has (the table entries, in short)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import ProtocolSpec, StopVerdict, pairs, payload_type
+from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict, payload_type
 
 EVENT_TYPES = frozenset({
     "message_start", "message_delta", "message_stop", "content_block_start",
@@ -21,10 +21,16 @@ def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
     return payload_type(payload) in EVENT_TYPES
 
 
-def stop_reasons() -> dict[str, StopVerdict]:
-    from ..anthropic import STOP_REASONS
-
-    return pairs(STOP_REASONS)
+STOP_REASONS: dict[str, StopVerdict] = {
+    # stop_reason; anthropic/types/stop_reason.py
+    "end_turn": OK,
+    "tool_use": OK,
+    "stop_sequence": OK,
+    "pause_turn": OK,
+    "max_tokens": CUT,
+    "model_context_window_exceeded": CUT,
+    "refusal": FAILED,
+}
 
 
 def error_body(status: int) -> dict[str, Any]:
@@ -36,7 +42,7 @@ SPEC = ProtocolSpec(
     name="anthropic",
     reader="anthropic:AnthropicReader",
     recognise=recognise,
-    stop_reasons=stop_reasons,
+    stop_reasons=STOP_REASONS,
     cut_reasons=frozenset({"max_tokens", "model_context_window_exceeded"}),
     empty_arguments_mean_empty_object=True,
     route=r"/v1/messages\Z",

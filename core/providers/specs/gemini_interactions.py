@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import ProtocolSpec, StopVerdict
+from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict
 from .gemini_generate import error_body
 
 
@@ -15,18 +15,24 @@ def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
     return payload is not None and "event_type" in payload
 
 
-def stop_reasons() -> dict[str, StopVerdict]:
-    """``interaction.status`` on ``interaction.completed``."""
-    from ..gemini_interactions import STATUSES
-
-    return {status: StopVerdict(*verdict) for status, verdict in STATUSES.items()}
+STOP_REASONS: dict[str, StopVerdict] = {
+    # interaction.status on interaction.completed (SDK 3.6.1 status enum, PROTOCOLS.md §4a.2)
+    "requires_action": OK,
+    "completed": OK,
+    "incomplete": CUT,  # e.g. max tokens (Vertex Status enum)
+    "budget_exceeded": CUT,
+    "failed": FAILED,
+    "cancelled": FAILED,
+    # The per-request decode limit: the output goes on in the next hop of the same stream.
+    "requires_continuation": StopVerdict(cut=False, failed=False, terminal=False),
+}
 
 
 SPEC = ProtocolSpec(
     name="gemini-interactions",
     reader="gemini_interactions:GeminiInteractionsReader",
     recognise=recognise,
-    stop_reasons=stop_reasons,
+    stop_reasons=STOP_REASONS,
     cut_reasons=frozenset({"incomplete", "budget_exceeded"}),
     empty_arguments_mean_empty_object=True,
     route=r"/v1(?:alpha|beta)?/interactions\Z",

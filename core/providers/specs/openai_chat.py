@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import ProtocolSpec, StopVerdict, pairs
+from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict
 from .openai_responses import error_body
 
 
@@ -16,17 +16,23 @@ def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
                                     or "choices" in payload)
 
 
-def stop_reasons() -> dict[str, StopVerdict]:
-    from ..openai_chat import _FINISH
-
-    return pairs(_FINISH)
+STOP_REASONS: dict[str, StopVerdict] = {
+    # finish_reason. `length` may leave tool arguments as partial JSON; `content_filter` is a
+    # refusal of the turn.
+    "stop": OK,
+    "tool_calls": OK,
+    "function_call": OK,
+    "length": CUT,
+    "content_filter": FAILED,
+    "error": FAILED,  # OpenRouter: a mid-stream error chunk that also carries `error`
+}
 
 
 SPEC = ProtocolSpec(
     name="openai-chat",
     reader="openai_chat:OpenAIChatReader",
     recognise=recognise,
-    stop_reasons=stop_reasons,
+    stop_reasons=STOP_REASONS,
     cut_reasons=frozenset({"length"}),
     empty_arguments_mean_empty_object=False,
     route=r"/v1/chat/completions\Z",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import ProtocolSpec, StopVerdict, payload_type
+from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict, payload_type
 
 
 def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
@@ -17,14 +17,18 @@ def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
     return kind is not None and kind.startswith("response.")
 
 
-def stop_reasons() -> dict[str, StopVerdict]:
-    """``response.completed`` succeeds and ``response.failed`` fails; every
-    ``response.incomplete`` is cut, and its ``incomplete_details.reason`` says whether it also
-    failed."""
-    from ..responses_events import INCOMPLETE_FAILED
-
-    return {"completed": StopVerdict(False, False), "failed": StopVerdict(False, True),
-            **{reason: StopVerdict(True, failed) for reason, failed in INCOMPLETE_FAILED.items()}}
+STOP_REASONS: dict[str, StopVerdict] = {
+    # response.completed succeeds and response.failed fails; every response.incomplete is cut,
+    # and its incomplete_details.reason says whether it also failed. The SDK enum says
+    # max_output_tokens; the openapi example says max_tokens: accept both (PROTOCOLS.md §1.4).
+    "completed": OK,
+    "failed": FAILED,
+    "max_output_tokens": CUT,
+    "max_tokens": CUT,
+    "max_messages": CUT,
+    "steered": CUT,
+    "content_filter": StopVerdict(cut=True, failed=True),
+}
 
 
 def error_body(status: int) -> dict[str, Any]:
@@ -37,7 +41,7 @@ SPEC = ProtocolSpec(
     name="openai-responses",
     reader="openai_responses:OpenAIResponsesReader",
     recognise=recognise,
-    stop_reasons=stop_reasons,
+    stop_reasons=STOP_REASONS,
     cut_reasons=frozenset({"max_output_tokens", "max_tokens"}),
     empty_arguments_mean_empty_object=False,
     route=r"/v1/responses\Z",
