@@ -80,7 +80,8 @@ def check_in_sync(app: CallscopeApp) -> None:
         expected = call.decision.action.upper() if call.decision else "WAIT"
         assert f"{call.name} {expected}" in summary
     status = app.query_one("#status").content.plain
-    assert f"step {view.k}/{len(app.timeline) - 1}" in status
+    assert f"step {view.k} of {len(app.timeline)}" in status
+    assert f" of {len(app.timeline.frames)}  " in status
 
 
 async def test_one_cursor_keeps_the_three_panes_in_sync():
@@ -95,7 +96,7 @@ async def test_one_cursor_keeps_the_three_panes_in_sync():
                              for c in app.timeline.view(app.cursor).calls}
         await pilot.press("end")
         check_in_sync(app)
-        assert f"step {app.cursor}/" in screen_text(app)
+        assert f"step {app.cursor} of " in screen_text(app)
         assert seen_actions >= {"wait"} and "EXECUTE" in decisions_text(app)
 
 
@@ -204,6 +205,14 @@ async def test_cut_here_refuses_everything_and_undo_restores():
         await pilot.press("X", "5", "0", "0", "enter")
         await pilot.pause()
         assert app.timeline.cut == 500 and not app.timeline.view(len(app.timeline) - 1).calls
+        recorded = len(PARALLEL.read_bytes())
+        await pilot.press("X", "2", "0", "0", "enter")  # a cut of a cut: the recording's size stays
+        await pilot.pause()
+        assert f"CUT at 200 of {recorded} B recorded" in app.query_one("#status").content.plain
+        await pilot.press("X", "0", "enter")  # nothing at all: no frame, and no "frame —/-1"
+        await pilot.pause()
+        status = app.query_one("#status").content.plain
+        assert "empty stream: no bytes" in status and "-1" not in status
 
 
 async def test_cut_on_a_network_read_ends_the_stream_at_that_read():

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from textual.content import Content
 
-from ..core.timeline import View
+from ..core.timeline import Timeline, View
 from . import safe
 
 if TYPE_CHECKING:
@@ -30,13 +31,15 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     inline = not (live and app.note)
     parts: list[safe.Part] = [
         ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"), *(live if inline else ()),
-        f"  step {view.k}/{len(tl) - 1}  frame {frame}/{len(tl.frames) - 1}",
+        # Indexes are 0-based, as every pane shows them; the count beside is a count.
+        f"  step {view.k} of {len(tl)}  frame {frame} of {len(tl.frames)}",
         f"  {view.received}/{tl.total_bytes} B",
-        *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"))
+        *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"),
+           (f" of {recorded_bytes(tl)} B recorded", "$text-muted"))
           if tl.cut is not None else ()),
         "  ", (play, "bold $text-success" if player.playing else "$text-muted"),
         ("  chunking ", "$text-muted"), str(tl.chunking),
-        f" ({max(view.chunks_seen - 1, 0)}/{len(tl.chunks) - 1})",
+        f" {view.chunks_seen}/{len(tl.chunks)} read",
     ]
     breaks = sorted(player.breakpoints) + ([f"event {player.event_break}"] if player.event_break else [])
     if breaks:
@@ -52,6 +55,17 @@ def status_line(app: CallscopeApp, view: View) -> Content:
                   safe.content(safe.short(app.note, 200), "italic $text-muted"),
                   *(source if not inline else ())]
     return Content.assemble(*parts)
+
+
+_RECORDED: weakref.WeakKeyDictionary[Timeline, int] = weakref.WeakKeyDictionary()
+
+
+def recorded_bytes(timeline: Timeline) -> int:
+    """The recording's size, whatever cut this timeline shows (a cut of a cut included)."""
+    size = _RECORDED.get(timeline)
+    if size is None:
+        size = _RECORDED[timeline] = sum(len(data) for _, data in timeline.source)
+    return size
 
 
 def _lead(live: list[safe.Part]) -> list[safe.Part]:
