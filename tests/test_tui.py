@@ -497,6 +497,33 @@ async def test_a_huge_session_renders_only_what_is_on_screen():
         check_in_sync(app)
 
 
+async def test_a_large_input_is_rechunked_while_the_keys_keep_answering(monkeypatch):
+    from callscope.tui import app_rebuild, indexer
+
+    monkeypatch.setattr(app_rebuild, "BACKGROUND_BYTES", 0)
+    monkeypatch.setattr(indexer, "FIRST_STEPS", 10)
+    monkeypatch.setattr(indexer, "BATCH", 5)
+    monkeypatch.setattr(indexer, "SLICE", 0.0)
+    app = app_for(PARALLEL, tools=TOOLS)
+    async with app.run_test(size=SIZE) as pilot:
+        decisions = [s.decision for s in app.timeline.steps if isinstance(s, DecisionStep)]
+        app.cursor = app.timeline.step_for_frame(9)
+        app.action_cycle_chunking()  # (the c key's action, called so the test sees it start)
+        assert app.building and str(app.timeline.chunking) == "bytes:1"
+        answered = 0
+        while app.building:
+            assert "indexing" in app.query_one("#status").content.plain
+            app.action_last()  # a move while it indexes: taken at once, panes in sync
+            answered += app.cursor == len(app.timeline) - 1
+            check_in_sync(app)
+            await asyncio.sleep(0)
+        assert answered > 2
+        await pilot.pause()
+        assert [s.decision for s in app.timeline.steps if isinstance(s, DecisionStep)] == decisions
+        assert app.timeline.view(app.cursor).frame.index == 9  # back where it was
+        check_in_sync(app)
+
+
 async def test_a_large_input_is_indexed_while_its_first_steps_are_shown(monkeypatch):
     import callscope.tui.app as app_module
     from callscope.core.timeline import Timeline

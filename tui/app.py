@@ -37,7 +37,7 @@ from .app_search import SearchActions
 from .commands import BINDINGS, CallscopeCommands
 from .follow import Follower
 from .gcpolicy import GcPolicy
-from .indexer import Indexer
+from .indexer import BACKGROUND_BYTES, Indexer
 from .panes.buffers import BuffersPane
 from .panes.decisions import DecisionsPane
 from .panes.frames import FramesPane
@@ -45,10 +45,6 @@ from .panes.lane import Lane
 from .player import Player
 from .screens import PromptScreen
 from .status import status_line
-
-BACKGROUND_BYTES = 1_000_000
-"""Inputs larger than this are indexed while the app runs (the first steps at once), so the
-screen appears at once; smaller ones (a fraction of a second) are indexed before it."""
 
 
 class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..core.session_model import StreamEnd
     from ..core.timeline import Timeline
     from .follow import Follower
+    from .indexer import Indexer
     from .player import Player
 
     class AppMixin(App[None]):
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         filtering: bool
         matches: list[int]
         _searched: int
+        indexer: Indexer | None
 
         @property
         def building(self) -> bool: ...

@@ -7,11 +7,19 @@ the timelines a cut replaced.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from ..core.engine import ChunkStep, DecisionStep
+from ..core.harness import Decision
 from ..core.replay import Chunking
+from ..core.timeline import Timeline
 from . import safe
 from .app_mixin import AppMixin
+from .indexer import BACKGROUND_BYTES, Indexer
 from .screens import PromptScreen
+
+if TYPE_CHECKING:
+    from .app import CallscopeApp
 
 RANDOM_SEED = 7
 """The seed of the random chunking the ``c`` key cycles to."""
@@ -68,7 +76,10 @@ class RebuildActions(AppMixin):
         if not self.undo:
             self.notify("No cut to undo.", timeout=2)
             return
-        self.timeline, cursor = self.undo.pop()
+        timeline, cursor = self.undo.pop()
+        if timeline.chunking != self.timeline.chunking:  # (rechunked when needed, not per change)
+            timeline = timeline.rechunked(self.timeline.chunking)
+        self.timeline = timeline
         self.since, self.cursor = None, 0
         self._load()
         self.cursor = cursor
@@ -84,13 +95,35 @@ class RebuildActions(AppMixin):
         now = str(self.timeline.chunking)
         nxt = Chunking.parse(order[(order.index(now) + 1) % 3 if now in order else 0])
         view = self.timeline.view(self.cursor)
-        before = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
-        self.timeline = self.timeline.rechunked(nxt)
-        after = [s.decision for s in self.timeline.steps if isinstance(s, DecisionStep)]
-        self.undo = [(t.rechunked(nxt), c) for t, c in self.undo]
-        self.since, self.cursor = None, 0
+        frame = view.frame.index if view.frame is not None else None
+        old = self.timeline
+        before = [s.decision for s in old.steps if isinstance(s, DecisionStep)]
+        args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut)
+        if sum(len(data) for _, data in old.source) <= BACKGROUND_BYTES:
+            self._show_rechunked(Timeline.build(*args), frame, before)
+            return
+        # A large recording is indexed in slices on the event loop, with its progress in the
+        # status line, so every key keeps answering while it is.
+        timeline = Timeline.indexing(*args)
+        self.indexer = Indexer(cast("CallscopeApp", self), timeline)
+        self.timeline, self.since, self.cursor = timeline, None, 0
         self._load()
-        self.cursor = self.timeline.step_for_frame(view.frame.index) if view.frame is not None else 0
+        self.notify(f"Chunking {nxt}: indexing in the background…", timeout=3)
+
+        async def index() -> None:
+            assert self.indexer is not None
+            await self.indexer.run()
+            if self.timeline is timeline:
+                self._show_rechunked(timeline, frame, before)
+
+        self.run_worker(index(), name="index", exclusive=True)
+
+    def _show_rechunked(self, timeline: Timeline, frame: int | None,
+                        before: list[Decision]) -> None:
+        after = [s.decision for s in timeline.steps if isinstance(s, DecisionStep)]
+        self.timeline, self.since, self.cursor = timeline, None, 0
+        self._load()
+        self.cursor = timeline.step_for_frame(frame) if frame is not None else 0
         same = "decisions unchanged" if after == before else "DECISIONS CHANGED (engine bug!)"
-        self.notify(f"Chunking {nxt}: {len(self.timeline.chunks)} chunks; {same}.", timeout=3,
-                    severity="information" if after == before else "error")
+        self.notify(f"Chunking {timeline.chunking}: {len(timeline.chunks)} chunks; {same}.",
+                    timeout=3, severity="information" if after == before else "error")

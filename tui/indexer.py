@@ -21,6 +21,10 @@ from .panes.frames import FramesPane
 if TYPE_CHECKING:
     from .app import CallscopeApp
 
+BACKGROUND_BYTES = 1_000_000
+"""Inputs larger than this are indexed while the app runs (the first steps at once), so the
+screen appears at once; smaller ones (a fraction of a second) are indexed before it."""
+
 FIRST_STEPS = 4000
 """Steps indexed before the first paint (about 40 ms of engine time)."""
 SLICE = 0.008
