@@ -113,8 +113,9 @@ class RebuildActions(AppMixin):
         async def index() -> None:
             assert self.indexer is not None
             await self.indexer.run()
-            if self.timeline is timeline:
-                self._show_rechunked(timeline, frame, before)
+            if self.timeline is timeline:  # (where the user moved meanwhile, if they did)
+                here = timeline.view(self.cursor).frame if self.cursor else None
+                self._show_rechunked(timeline, here.index if here is not None else frame, before)
 
         self.run_worker(index(), name="index", exclusive=True)
 
