@@ -1,9 +1,10 @@
 """``callscope live``: one real streaming request, recorded byte for byte while the engine reads it.
 
 :func:`build_request` shapes the request for a provider (``PROTOCOLS.md`` §1-4: endpoint, auth
-header, body); :func:`record` sends it with httpx and hands every network read to a callback as
-it arrives (the command line feeds the engine and prints the table; the TUI can do the same)
-while a :class:`~callscope.core.session.SessionWriter` writes it to disk. The recorded bytes are
+header, body, as the protocol's spec declares them in its ``live`` shape); :func:`record` sends
+it with httpx and hands every network read to a callback as it arrives (the command line feeds
+the engine and prints the table; the TUI can do the same) while a
+:class:`~callscope.core.session.SessionWriter` writes it to disk. The recorded bytes are
 ``response.iter_raw()``'s, with ``Accept-Encoding: identity`` so that they are the SSE bytes.
 
 Transport faults never escape as exceptions: an HTTP error status (with its body), a reset, a
@@ -24,6 +25,8 @@ from typing import Any
 import httpx
 
 from ..core.errors import CallscopeError
+from ..core.providers import SPECS
+from ..core.providers.spec import LiveShape, function_tool
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd, save_session
 from ..core.sse import decode_all
 
@@ -37,38 +40,13 @@ class MissingKey(CallscopeError):
     pass
 
 
-@dataclass(frozen=True)
-class Provider:
-    protocol: str
-    key_env: tuple[str, ...]
-    base_env: str
-    default_base: str
-    path: str
-    """Appended to the base URL; ``{model}`` is replaced."""
-    auth: Callable[[str], dict[str, str]]
+_LISTED = ("openai-responses", "openai-chat", "anthropic", "gemini-generate")
+"""The order ``--provider`` has always listed protocols in; any other registered one follows."""
 
-
-_BEARER: Callable[[str], dict[str, str]] = lambda key: {"authorization": f"Bearer {key}"}  # noqa: E731
-_GOOG: Callable[[str], dict[str, str]] = lambda key: {"x-goog-api-key": key}  # noqa: E731
-_OPENAI = ("OPENAI_API_KEY",)
-_GEMINI = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-_GEMINI_BASE = "https://generativelanguage.googleapis.com"
-
-PROVIDERS: dict[str, Provider] = {
-    "openai-responses": Provider("openai-responses", _OPENAI, "OPENAI_BASE_URL",
-                                 "https://api.openai.com/v1", "/responses", _BEARER),
-    "openai-chat": Provider("openai-chat", _OPENAI, "OPENAI_BASE_URL",
-                            "https://api.openai.com/v1", "/chat/completions", _BEARER),
-    "anthropic": Provider("anthropic", ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL",
-                          "https://api.anthropic.com", "/v1/messages",
-                          lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"}),
-    "gemini-generate": Provider("gemini-generate", _GEMINI, "GOOGLE_GEMINI_BASE_URL",
-                                _GEMINI_BASE,
-                                "/v1beta/models/{model}:streamGenerateContent?alt=sse", _GOOG),
-    "gemini-interactions": Provider("gemini-interactions", _GEMINI, "GOOGLE_GEMINI_BASE_URL",
-                                    _GEMINI_BASE, "/v1beta/interactions", _GOOG),
-}
-"""Keyed by protocol name. The base URL variables are the ones each official SDK reads."""
+PROVIDERS: dict[str, LiveShape] = {
+    name: SPECS[name].live
+    for name in sorted(SPECS, key=lambda n: _LISTED.index(n) if n in _LISTED else len(_LISTED))}
+"""Keyed by protocol name: each protocol's request shape, as its spec declares it."""
 
 ALIASES = {"openai": "openai-responses", "gemini": "gemini-generate", "google": "gemini-generate"}
 PROVIDER_NAMES = (*PROVIDERS, *ALIASES)
@@ -93,8 +71,11 @@ def _bare(tool: Any) -> bool:
 def shape_tools(protocol: str, tools: list[Any]) -> list[Any]:
     """Tool definitions in the provider's shape. Neutral ``{name, description, parameters}``
     entries are converted; anything else is assumed to be in the provider's shape already."""
+    shape = PROVIDERS.get(protocol)
+    convert = shape.tool if shape is not None else function_tool
+    group = shape.tool_group if shape is not None else None
     out: list[Any] = []
-    gemini: list[Any] = []
+    grouped: list[Any] = []
     for tool in tools:
         if not _bare(tool):
             out.append(tool)
@@ -102,31 +83,10 @@ def shape_tools(protocol: str, tools: list[Any]) -> list[Any]:
         schema = tool.get("parameters") or {"type": "object", "properties": {}}
         plain = {"name": tool["name"], **({"description": tool["description"]}
                                           if "description" in tool else {})}
-        if protocol == "openai-chat":
-            out.append({"type": "function", "function": {**plain, "parameters": schema}})
-        elif protocol == "anthropic":
-            out.append({**plain, "input_schema": schema})
-        elif protocol == "gemini-generate":
-            gemini.append({**plain, "parameters": schema})
-        else:
-            out.append({"type": "function", **plain, "parameters": schema})
-    if gemini:
-        out.append({"functionDeclarations": gemini})
+        (grouped if group else out).append(convert(plain, schema))
+    if group and grouped:
+        out.append({group: grouped})
     return out
-
-
-def _body(protocol: str, model: str, prompt: str, tools: list[Any],
-          max_tokens: int) -> dict[str, Any]:
-    extra: dict[str, Any] = {"tools": tools} if tools else {}
-    if protocol == "openai-chat":
-        return {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True,
-                "stream_options": {"include_usage": True}, **extra}
-    if protocol == "anthropic":
-        return {"model": model, "max_tokens": max_tokens, "stream": True,
-                "messages": [{"role": "user", "content": prompt}], **extra}
-    if protocol == "gemini-generate":
-        return {"contents": [{"role": "user", "parts": [{"text": prompt}]}], **extra}
-    return {"model": model, "input": prompt, "stream": True, **extra}
 
 
 def build_request(provider: str, model: str, prompt: str, *, tools: list[Any] | None = None,
@@ -135,19 +95,20 @@ def build_request(provider: str, model: str, prompt: str, *, tools: list[Any] | 
     """The streaming request for ``provider`` (a protocol name or an alias). Raises
     :class:`MissingKey` when no API key variable is set."""
     env = os.environ if env is None else env
-    spec = PROVIDERS.get(ALIASES.get(provider, provider))
-    if spec is None:
+    protocol = ALIASES.get(provider, provider)
+    shape = PROVIDERS.get(protocol)
+    if shape is None:
         raise CallscopeError(f"unknown provider {provider!r} (one of: {', '.join(PROVIDER_NAMES)})")
-    key = next((env[name] for name in spec.key_env if env.get(name)), None)
+    key = next((env[name] for name in shape.key_env if env.get(name)), None)
     if key is None:
-        raise MissingKey(f"no API key for {spec.protocol}: set {' or '.join(spec.key_env)}")
-    base = (base_url or env.get(spec.base_env) or spec.default_base).rstrip("/")
-    shaped = shape_tools(spec.protocol, list(tools or []))
-    headers = {**spec.auth(key), "content-type": "application/json",
+        raise MissingKey(f"no API key for {protocol}: set {' or '.join(shape.key_env)}")
+    base = (base_url or env.get(shape.base_env) or shape.default_base).rstrip("/")
+    shaped = shape_tools(protocol, list(tools or []))
+    headers = {**shape.auth(key), "content-type": "application/json",
                "accept": "text/event-stream", "accept-encoding": "identity"}
-    return LiveRequest(spec.protocol, base + spec.path.replace("{model}", model), headers,
-                       _body(spec.protocol, model, prompt, shaped, max_tokens), shaped,
-                       f"callscope live --provider {provider} --model {model}")
+    body = {**shape.body(model, prompt, max_tokens), **({"tools": shaped} if shaped else {})}
+    return LiveRequest(protocol, base + shape.path.replace("{model}", model), headers, body,
+                       shaped, f"callscope live --provider {provider} --model {model}")
 
 
 # -- recording ---------------------------------------------------------------------------------

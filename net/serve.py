@@ -373,9 +373,11 @@ def _not_streaming(request: Request, protocol: str) -> str | None:
     """Why the request does not ask for a stream (the emulator only streams), or None."""
     if request.method != "POST":
         return f"{request.method} is not supported here; POST a streaming request"
-    if protocol == "gemini-generate":
-        alt = request.query.get("alt", [])
-        return None if "sse" in alt else "add ?alt=sse (the emulator streams SSE only)"
+    switch = SPECS[protocol].stream_query if protocol in SPECS else None
+    if switch is not None:
+        name, value = switch
+        return None if value in request.query.get(name, []) else \
+            f"add ?{name}={value} (the emulator streams SSE only)"
     try:
         body = orjson.loads(request.body) if request.body else {}
     except orjson.JSONDecodeError:

@@ -165,3 +165,37 @@ def test_the_emulator_reads_its_routes_and_error_bodies_from_the_specs() -> None
                                                  "message": "callscope emulated HTTP 503"}},
         "gemini-interactions": google, "gemini-generate": google,
     }
+
+
+def test_the_live_client_reads_every_request_shape_from_the_specs() -> None:
+    from callscope.net.live import PROVIDER_NAMES, PROVIDERS, build_request
+
+    assert PROVIDER_NAMES[:5] == ("openai-responses", "openai-chat", "anthropic",
+                                  "gemini-generate", "gemini-interactions")  # as always listed
+    assert set(PROVIDERS) == set(SPECS)
+    env = {name: "k" for spec in REGISTERED for name in spec.live.key_env}
+    tool = {"name": "w", "parameters": {"type": "object", "properties": {}}}
+    for spec in REGISTERED:
+        request = build_request(spec.name, "m", "hi", tools=[tool], env=env)
+        assert request.protocol == spec.name
+        assert request.url == spec.live.default_base + spec.live.path.replace("{model}", "m")
+        assert request.headers.items() >= spec.live.auth("k").items()
+        group = spec.live.tool_group
+        shaped = spec.live.tool({"name": "w"}, tool["parameters"])
+        assert request.body["tools"] == ([{group: [shaped]}] if group else [shaped])
+
+
+def test_the_emulator_asks_for_a_stream_as_each_spec_says() -> None:
+    from callscope.net.serve import _not_streaming
+
+    class Request:
+        method, body = "POST", b'{"stream": true}'
+        query: dict[str, list[str]] = {}
+
+    for spec in REGISTERED:
+        if spec.stream_query is None:
+            assert _not_streaming(Request(), spec.name) is None  # type: ignore[arg-type]
+        else:
+            name, value = spec.stream_query
+            assert _not_streaming(Request(), spec.name) == \
+                f"add ?{name}={value} (the emulator streams SSE only)"  # type: ignore[arg-type]

@@ -3,9 +3,10 @@
 A spec says everything the rest of callscope needs to know about a protocol without importing
 its reader: its name, where its reader class lives (imported on first use, so one reader's
 import cost is not everyone's), how detection recognises one of its frames, how its stop
-reasons classify, whether empty argument text means ``{}``, and the emulator's endpoint and
-error body. Detection (:mod:`..detect`), the reader registry (:mod:`.`), the emulator
-(``net/serve.py``) and the conformance suite (``tests/test_conformance.py``) all read it.
+reasons classify, whether empty argument text means ``{}``, the emulator's endpoint, error
+body and streaming switch, and the live client's request shape. Detection (:mod:`..detect`),
+the reader registry (:mod:`.`), the emulator (``net/serve.py``), the live client
+(``net/live.py``) and the conformance suite (``tests/test_conformance.py``) all read it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,43 @@ Recogniser = Callable[[Frame, "dict[str, Any] | None"], bool]
 
 
 @dataclass(frozen=True, slots=True)
+class LiveShape:
+    """How ``callscope live`` asks the provider for a stream (data only: ``net/live.py`` reads
+    the environment and sends the request)."""
+
+    key_env: tuple[str, ...]
+    """The API key variables, in the order tried."""
+    base_env: str
+    """The base URL variable (the one the official SDK reads)."""
+    default_base: str
+    path: str
+    """Appended to the base URL; ``{model}`` is replaced."""
+    auth: Callable[[str], dict[str, str]]
+    """The key -> the authentication headers."""
+    body: Callable[[str, str, int], dict[str, Any]]
+    """(model, prompt, max_tokens) -> the request body, before ``tools``."""
+    tool: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+    """(``{name, description?}``, JSON Schema) -> one tool definition in the provider's shape."""
+    tool_group: str | None = None
+    """When set, the converted tools go together, after any others, in one entry under this
+    key (Gemini's ``functionDeclarations``)."""
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+def function_tool(plain: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """The Responses (and Interactions) shape: ``{"type": "function", name, ..., parameters}``."""
+    return {"type": "function", **plain, "parameters": schema}
+
+
+def input_body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    """The Responses (and Interactions) body: the prompt as ``input``."""
+    return {"model": model, "input": prompt, "stream": True}
+
+
+@dataclass(frozen=True, slots=True)
 class ProtocolSpec:
     """One protocol, declared once (see docs/adding-a-protocol.md)."""
 
@@ -62,6 +100,10 @@ class ProtocolSpec:
     """The emulator's endpoint: a regular expression matched against the end of a path."""
     error_body: Callable[[int], dict[str, Any]]
     """The JSON body the emulator answers an HTTP error status with, as the provider does."""
+    live: LiveShape
+    stream_query: tuple[str, str] | None = None
+    """How a request asks for a stream when not by ``"stream": true`` in its body: a query
+    parameter and its value (Gemini's ``?alt=sse``)."""
 
     def reader_class(self) -> type[ProtocolReader]:
         """The reader class, imported now (and cached by the import system)."""

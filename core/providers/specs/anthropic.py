@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict, payload_type
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, payload_type
 
 EVENT_TYPES = frozenset({
     "message_start", "message_delta", "message_stop", "content_block_start",
@@ -38,6 +38,19 @@ def error_body(status: int) -> dict[str, Any]:
                                        "message": f"callscope emulated HTTP {status}"}}
 
 
+def auth(key: str) -> dict[str, str]:
+    return {"x-api-key": key, "anthropic-version": "2023-06-01"}
+
+
+def body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    return {"model": model, "max_tokens": max_tokens, "stream": True,
+            "messages": [{"role": "user", "content": prompt}]}
+
+
+def tool(plain: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return {**plain, "input_schema": schema}
+
+
 SPEC = ProtocolSpec(
     name="anthropic",
     reader="anthropic:AnthropicReader",
@@ -47,4 +60,6 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=True,
     route=r"/v1/messages\Z",
     error_body=error_body,
+    live=LiveShape(("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
+                   "/v1/messages", auth, body, tool),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict
 
 KEYS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion")
 """Top-level fields of a GenerateContentResponse; any one of them tells."""
@@ -37,6 +37,23 @@ def error_body(status: int) -> dict[str, Any]:
                       "status": "UNAVAILABLE"}}
 
 
+GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+GEMINI_BASE_ENV = "GOOGLE_GEMINI_BASE_URL"
+GEMINI_BASE = "https://generativelanguage.googleapis.com"
+
+
+def google_auth(key: str) -> dict[str, str]:
+    return {"x-goog-api-key": key}
+
+
+def body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    return {"contents": [{"role": "user", "parts": [{"text": prompt}]}]}
+
+
+def tool(plain: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return {**plain, "parameters": schema}
+
+
 SPEC = ProtocolSpec(
     name="gemini-generate",
     reader="gemini_generate:GeminiGenerateReader",
@@ -46,4 +63,8 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=True,
     route=r"/v1(?:beta)?/models/[^/:]+:streamGenerateContent\Z",
     error_body=error_body,
+    live=LiveShape(GEMINI_KEYS, GEMINI_BASE_ENV, GEMINI_BASE,
+                   "/v1beta/models/{model}:streamGenerateContent?alt=sse", google_auth, body, tool,
+                   tool_group="functionDeclarations"),
+    stream_query=("alt", "sse"),
 )

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict
-from .gemini_generate import error_body
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, function_tool, input_body
+from .gemini_generate import GEMINI_BASE, GEMINI_BASE_ENV, GEMINI_KEYS, error_body, google_auth
 
 
 def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
@@ -37,4 +37,6 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=True,
     route=r"/v1(?:alpha|beta)?/interactions\Z",
     error_body=error_body,
+    live=LiveShape(GEMINI_KEYS, GEMINI_BASE_ENV, GEMINI_BASE, "/v1beta/interactions", google_auth,
+                   input_body, function_tool),
 )

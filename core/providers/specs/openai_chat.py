@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict
-from .openai_responses import error_body
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, bearer
+from .openai_responses import OPENAI_BASE, OPENAI_KEYS, error_body
 
 
 def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
@@ -28,6 +28,15 @@ STOP_REASONS: dict[str, StopVerdict] = {
 }
 
 
+def body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    return {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True,
+            "stream_options": {"include_usage": True}}
+
+
+def tool(plain: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {**plain, "parameters": schema}}
+
+
 SPEC = ProtocolSpec(
     name="openai-chat",
     reader="openai_chat:OpenAIChatReader",
@@ -37,4 +46,6 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=False,
     route=r"/v1/chat/completions\Z",
     error_body=error_body,
+    live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/chat/completions", bearer, body,
+                   tool),
 )

@@ -6,7 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, ProtocolSpec, StopVerdict, payload_type
+from ..spec import (
+    CUT,
+    FAILED,
+    OK,
+    LiveShape,
+    ProtocolSpec,
+    StopVerdict,
+    bearer,
+    function_tool,
+    input_body,
+    payload_type,
+)
 
 
 def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
@@ -37,6 +48,9 @@ def error_body(status: int) -> dict[str, Any]:
                       "param": None, "code": None}}
 
 
+OPENAI_KEYS = ("OPENAI_API_KEY",)
+OPENAI_BASE = "https://api.openai.com/v1"
+
 SPEC = ProtocolSpec(
     name="openai-responses",
     reader="openai_responses:OpenAIResponsesReader",
@@ -46,4 +60,6 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=False,
     route=r"/v1/responses\Z",
     error_body=error_body,
+    live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/responses", bearer, input_body,
+                   function_tool),
 )
