@@ -520,6 +520,14 @@ async def test_a_large_input_is_rechunked_while_the_keys_keep_answering(monkeypa
         assert answered > 2
         await pilot.pause()
         assert [s.decision for s in app.timeline.steps if isinstance(s, DecisionStep)] == decisions
+        assert app.timeline.view(app.cursor).frame is not None  # where the user moved to
+        check_in_sync(app)
+        app.cursor = app.timeline.step_for_frame(9)
+        app.action_cycle_chunking()  # to random:7, without a move this time
+        while app.building:
+            await asyncio.sleep(0)
+        await pilot.pause()
+        assert str(app.timeline.chunking) == "random:7"
         assert app.timeline.view(app.cursor).frame.index == 9  # back where it was
         check_in_sync(app)
 
