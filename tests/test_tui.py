@@ -331,6 +331,15 @@ async def test_search_marks_and_steps_through_matches():
         assert shown == set(matches) and "filter" in app.query_one("#status").content.plain
         assert await pilot.click(FramesPane, offset=(6, 2))
         assert app.timeline.view(app.cursor).frame.index == matches[0]
+        # Navigation obeys the filter: every key lands on a frame it shows.
+        for key in ["n"] * (len(matches) + 2) + ["end", "p", "home", "right", "right", "left"]:
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.timeline.view(app.cursor).frame.index in matches, key
+        await pilot.press("end")
+        assert app.timeline.view(app.cursor).frame.index == matches[-1]
+        await pilot.press("home")
+        assert app.timeline.view(app.cursor).frame.index == matches[0]
         await pilot.press("v")
         shown = {pane.frame_of_row(row) for row in range(pane.virtual_size.height)}
         assert shown == set(range(len(app.timeline.frames)))

@@ -178,13 +178,36 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
 
     def action_step(self, kind: Kind, direction: int) -> None:
         tl = self.timeline
-        self.move(tl.next_step(self.cursor, kind) if direction > 0 else tl.prev_step(self.cursor, kind),
-                  stepped=True)
+        k = tl.next_step(self.cursor, kind) if direction > 0 else tl.prev_step(self.cursor, kind)
+        if k is not None and self.filtering and self.search_text:  # navigation obeys the filter
+            k = self._shown_from(k, kind, direction)
+            if k is None:
+                self.notify("No more frames that match the filter this way.", timeout=2)
+                return
+        self.move(k, stepped=True)
+
+    def _shown_from(self, k: int, kind: Kind, direction: int) -> int | None:
+        """The first step from ``k`` on (in ``direction``, by ``kind``) whose frame the filter
+        shows; None when there is none."""
+        tl, shown = self.timeline, set(self.matches)
+        step: int | None = k
+        while step is not None:
+            frame = tl.view(step).frame
+            if frame is not None and frame.index in shown:
+                return step
+            step = tl.next_step(step, kind) if direction > 0 else tl.prev_step(step, kind)
+        return None
 
     def action_first(self) -> None:
+        if self.filtering and self.matches:
+            self.action_goto_frame(self.matches[0])
+            return
         self.move(0)
 
     def action_last(self) -> None:
+        if self.filtering and self.matches:
+            self.action_goto_frame(self.matches[-1])
+            return
         self.move(len(self.timeline) - 1)
         self.follower.user_moved(self.cursor, to_end=True)  # the end of a live stream: follow it
 
