@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import var
+from textual.theme import Theme
 from textual.widgets import Footer, Static
 
 from ..core.lanes import CallView
@@ -30,7 +31,7 @@ from ..core.replay import Chunking, TimedBytes
 from ..core.session_model import StreamEnd
 from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
-from . import safe
+from . import safe, settings
 from .app_outputs import OutputActions
 from .app_rebuild import RebuildActions
 from .app_search import SearchActions
@@ -109,6 +110,10 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
         self.gc_policy.start()
         if self.keymap:
             self.set_keymap(self.keymap)
+        saved = settings.saved_theme()
+        if saved is not None and saved in self.available_themes and saved != self.theme:
+            self.theme = saved
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.query_one("#status").set_class(bool(self.note), "-note")
         self.query_one("#frames").border_title = "raw frames"
         self.query_one("#buffers").border_title = "argument buffers"
@@ -119,6 +124,10 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
         if self.building:
             assert self.indexer is not None
             self.run_worker(self.indexer.run(), name="index", exclusive=True)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if theme.name != settings.saved_theme():  # (kept for the next run)
+            settings.save(theme=theme.name)
 
     def on_unmount(self) -> None:
         self.gc_policy.stop()

@@ -251,6 +251,15 @@ def load_keymap(path: str | None) -> dict[str, str] | None:
     return value
 
 
+def saved_keymap() -> dict[str, str] | None:
+    """The keymap saved by an earlier --keymap, its unknown binding ids left out."""
+    from . import settings
+    from .commands import BINDINGS
+
+    known = {getattr(b, "id", None) for b in BINDINGS}
+    return {k: v for k, v in settings.saved_keymap().items() if k in known} or None
+
+
 def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
     from .app import CallscopeApp
 
@@ -261,6 +270,12 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
         note = ("Bundled demo session. Open your own: callscope FILE (.jsonl session, .sse capture "
                 "or .har); more demos in " + str(sessions_dir()))
     keymap = load_keymap(args.keymap)
+    if keymap is not None:  # given: kept for the next run
+        from . import settings
+
+        settings.save(keymap=keymap)
+    else:
+        keymap = saved_keymap()
     if Path(path).is_dir():  # a folder: its sessions listed, any of them opened
         from .folder import FolderApp
 

@@ -1,0 +1,11 @@
+"""Every test runs with its own empty config directory: a developer's saved theme or keymap
+(tui/settings.py) never changes what a test sees, and no test writes to the real one."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _own_config_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
