@@ -28,7 +28,7 @@ from textual.widgets import Footer, Static
 
 from ..core.lanes import CallView
 from ..core.replay import Chunking, TimedBytes
-from ..core.session_model import StreamEnd
+from ..core.session_model import SessionHeader, StreamEnd
 from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
 from . import safe, settings
@@ -63,12 +63,13 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
     def __init__(self, chunks: Sequence[TimedBytes], *, source: str, protocol: str | None = None,
                  tools: ToolSet | None = None, note: str | None = None,
                  chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None,
-                 timeline: Timeline | None = None, end: StreamEnd | None = None) -> None:
+                 timeline: Timeline | None = None, end: StreamEnd | None = None,
+                 header: SessionHeader | None = None) -> None:
         """``timeline``: show this one (typically a growing one) instead of building one.
         ``end``: how the recording's transport ended (kept by a session export)."""
         super().__init__()
         self.source, self.note, self.keymap = source, note, dict(keymap or {})
-        self.recorded_end = end
+        self.recorded_end, self.header = end, header
         chunks = list(chunks)
         self.indexer: Indexer | None = None
         grows = timeline  # a timeline given is the one to follow (when it still grows)

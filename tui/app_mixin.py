@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from ..core.lanes import CallView
-    from ..core.session_model import StreamEnd
+    from ..core.session_model import SessionHeader, StreamEnd
     from ..core.timeline import Timeline
     from .follow import Follower
     from .indexer import Indexer
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         cursor: int
         source: str
         recorded_end: StreamEnd | None
+        header: SessionHeader | None
         since: int | None
         undo: list[tuple[Timeline, int]]
         player: Player

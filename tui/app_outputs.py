@@ -13,7 +13,9 @@ from . import exports
 from .app_mixin import AppMixin
 from .call_detail import CallDetailScreen
 from .commands import help_rows
+from .expert import ExpertScreen
 from .export_prompt import ExportPrompt
+from .request_view import RequestScreen
 from .screens import DetailScreen, HelpScreen
 
 
@@ -33,6 +35,13 @@ class OutputActions(AppMixin):
             self.notify("No call at this step.", timeout=2)
             return
         self.push_screen(CallDetailScreen(call))
+
+    def action_expert(self) -> None:
+        self.push_screen(ExpertScreen(self.timeline, self.recorded_end or self.timeline.end))
+
+    def action_request(self) -> None:
+        self.push_screen(RequestScreen(self.header, self.recorded_end or self.timeline.end,
+                                       self.source))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows(self)))

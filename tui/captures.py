@@ -343,6 +343,7 @@ class ProxyApp(CallscopeApp):
             return
         self.note = f"capture #{capture.number} {capture.request.get('method', '?')} {capture.url}"
         self.query_one("#status").set_class(True, "-note")
+        self.header = capture.header
         self.show_timeline(capture.timeline, os.path.basename(capture.path))
         if self.screen is self.list_screen:
             self.pop_screen()

@@ -287,7 +287,7 @@ def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
     CallscopeApp(loaded.held(args.max_session_bytes), source=path,
                  protocol=protocol_for(loaded, args.protocol),
                  tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap,
-                 end=loaded.session.end).run()
+                 end=loaded.session.end, header=loaded.session.header).run()
     return 0
 
 

@@ -61,6 +61,8 @@ BINDINGS: list[BindingType] = [
     _b("c", "cycle_chunking", "Chunking", "chunking", True),
     _b("enter", "detail", "Frame detail", "detail", True),
     _b("C", "call_detail", "Selected call's detail", "call-detail"),
+    _b("e", "expert", "Expert info: the whole turn (ending, decisions, anomalies)", "expert", True),
+    _b("i", "request", "The request beside the response", "request"),
     _b("slash", "search", "Search frames", "search", True),
     _b("f", "match(1)", "Next match", "next-match"),
     _b("F", "match(-1)", "Previous match", "prev-match"),

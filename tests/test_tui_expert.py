@@ -1,0 +1,70 @@
+"""Expert info (e) over the whole turn from any step, and the request beside the response (i)."""
+
+from __future__ import annotations
+
+import pathlib
+
+from callscope.core.session import open_input
+from callscope.tui.app import CallscopeApp
+from callscope.tui.expert import ExpertScreen
+from callscope.tui.request_view import RequestScreen
+from textual.widgets import Static
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+KEY = "sk-test-0123456789abcdef0123456789abcdef"
+
+
+def demo_app(name: str = "sessions/demo.jsonl") -> CallscopeApp:
+    session = open_input(str(ROOT / name))
+    return CallscopeApp([(c.t, c.data) for c in session.chunks()], source=name,
+                        end=session.end, header=session.header)
+
+
+def text_of(app: CallscopeApp) -> str:
+    return str(app.screen.query_one(Static).render())
+
+
+async def test_expert_info_says_the_whole_turn_from_step_0_and_jumps_to_an_entry() -> None:
+    app = demo_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("home", "e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExpertScreen)
+        shown = text_of(app)
+        assert "transport reset by the peer at byte 8329" in shown
+        assert "Decisions (2)" in shown and "no-terminal" in shown
+        assert "missing_terminal" in shown and "The stream ended without its terminal signal." in shown
+        last = len(app.timeline) - 1
+        app.screen.action_jump(last)
+        await pilot.pause()
+        assert not isinstance(app.screen, ExpertScreen) and app.cursor == last
+
+
+async def test_expert_info_groups_anomalies_by_their_declared_effect() -> None:
+    data = (ROOT / "tests/adversarial/anth_stop_noevent.sse").read_bytes()
+    app = CallscopeApp([(0.0, data)], source="x")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        shown = text_of(app)
+        assert "unreadable (1)" in shown and "event_name_missing" in shown
+        assert "REFUSE provider_error" in shown and "unreadable:" in shown
+
+
+async def test_the_request_beside_the_response_redacts_and_shows_the_tools() -> None:
+    app = demo_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, RequestScreen)
+        shown = text_of(app)
+        assert "POST https://api.openai.com/v1/responses" in shown
+        assert "Authorization: [REDACTED]" in shown and KEY not in shown
+        assert "tools (4)" in shown and "delete_demo_file" in shown
+        assert "ended  reset" in shown
+        await pilot.press("escape")
+        bare = CallscopeApp([(0.0, b"data: [DONE]\n\n")], source="raw.sse")
+    async with bare.run_test(size=(160, 45)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert "No session header" in text_of(bare)
