@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from ..core import frame_query
 from . import safe
 from .app_mixin import AppMixin
 from .screens import PromptScreen
@@ -18,9 +19,11 @@ class SearchActions(AppMixin):
     """The search keys of :class:`~.app.CallscopeApp`."""
 
     def action_search(self) -> None:
-        self.push_screen(PromptScreen("search frames", "event name or text",
-                                      "frames whose event is, or whose bytes contain, this text "
-                                      "(case-insensitive); f / F: next / previous match",
+        self.push_screen(PromptScreen("search frames", "text, or a filter: event ~ delta and call = 2",
+                                      "text: in the frames' bytes, the rebuilt arguments and the "
+                                      "assistant text (case-insensitive); a filter over frame, "
+                                      "event, call, tool, anomaly, text, bytes with = != ~ < > "
+                                      "and/or/not. f / F: next / previous match, v: only matches",
                                       self.search_text), self._search)
 
     def _search(self, text: str | None) -> None:
@@ -34,13 +37,30 @@ class SearchActions(AppMixin):
             self.action_match(1)
 
     def _find(self, text: str, first: int = 0) -> None:
-        """Search the frames from ``first`` on (earlier matches are kept)."""
+        """Search the frames from ``first`` on (earlier matches are kept): a display filter
+        (``event ~ delta and call = 2``, see core/frame_query.py), or text, found in the frames'
+        bytes and in what they rebuild (a call's arguments, the assistant's text), across
+        fragment boundaries."""
+        timeline = self.timeline
+        kept = self.matches[:bisect_left(self.matches, first)]
+        if not text:
+            found: list[int] = []
+        elif frame_query.looks_like_filter(text):
+            try:
+                predicate = frame_query.parse(text)
+            except frame_query.FilterError as exc:
+                self.notify(f"Filter: {exc}", severity="error", markup=False, timeout=5)
+                return
+            facts = frame_query.frame_facts(timeline.steps, timeline.frames)
+            found = [i for i in frame_query.matching(facts, predicate) if i >= first]
+        else:
+            needle = text.lower().encode("utf-8", "surrogatepass")
+            rebuilt = frame_query.text_frames(timeline.state.calls.values(), timeline.steps, text)
+            found = [f.index for f in timeline.frames[first:]
+                     if f.event == text or needle in f.raw.lower() or f.index in rebuilt]
         self.search_text = text
-        needle = text.lower().encode("utf-8", "surrogatepass")
-        self.matches = self.matches[:bisect_left(self.matches, first)] + [
-            f.index for f in self.timeline.frames[first:]
-            if f.event == text or needle in f.raw.lower()] if text else []
-        self._searched = len(self.timeline.frames)
+        self.matches = kept + found
+        self._searched = len(timeline.frames)
 
     def find_new_frames(self) -> None:
         """The timeline grew: search the new frames too."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from textual.content import Content
@@ -46,7 +47,7 @@ def status_line(app: CallscopeApp, view: View) -> Content:
         parts += [("  break on ", "$text-muted"), safe.plain(", ".join(breaks))]
     if app.search_text:
         parts += [("  filter " if app.filtering else "  search ", "$text-muted"),
-                  safe.content(safe.short(app.search_text, 20)), f" ({len(app.matches)})"]
+                  safe.content(safe.short(app.search_text, 40)), f" ({_match_count(app, view)})"]
     source: list[safe.Part] = ["  ", safe.content(safe.short(app.source, 60), "$text-muted")]
     if inline:
         parts += source
@@ -55,6 +56,16 @@ def status_line(app: CallscopeApp, view: View) -> Content:
                   safe.content(safe.short(app.note, 200), "italic $text-muted"),
                   *(source if not inline else ())]
     return Content.assemble(*parts)
+
+
+def _match_count(app: CallscopeApp, view: View) -> str:
+    """``3/12`` on the third match, ``12`` elsewhere (the match counter)."""
+    matches = app.matches
+    if view.frame is not None:
+        at = bisect_left(matches, view.frame.index)
+        if at < len(matches) and matches[at] == view.frame.index:
+            return f"{at + 1}/{len(matches)}"
+    return f"{len(matches)} matches"
 
 
 _RECORDED: weakref.WeakKeyDictionary[Timeline, int] = weakref.WeakKeyDictionary()

@@ -1,0 +1,62 @@
+"""Display filters over frames, and text found across fragments."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from callscope.core import frame_query as q
+from callscope.core.session import open_input
+from callscope.core.timeline import Timeline
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def demo() -> Timeline:
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    return Timeline.build([(c.t, c.data) for c in session.chunks()])
+
+
+def hits(timeline: Timeline, text: str) -> list[int]:
+    return q.matching(q.frame_facts(timeline.steps, timeline.frames), q.parse(text))
+
+
+def test_fields_and_operators(demo: Timeline) -> None:
+    frames = demo.frames
+    deltas = [f.index for f in frames if f.event == "response.function_call_arguments.delta"]
+    assert hits(demo, "event = response.function_call_arguments.delta") == deltas
+    assert hits(demo, "event ~ DELTA") == [f.index for f in frames if "delta" in (f.event or "")]
+    second = hits(demo, "event ~ delta and call = 2")
+    assert second and set(second) < set(deltas)
+    assert hits(demo, "tool = delete_demo_file") == hits(demo, "call = 2")
+    assert hits(demo, "not call = 2 and event ~ delta") == sorted(set(deltas) - set(second))
+    assert hits(demo, "frame >= 18") == [18, 19, 20]
+    assert hits(demo, "bytes = 8100-8200") == [20]
+    assert hits(demo, 'text ~ "dry_r" and event ~ delta') == [17]  # (0, 1: the tool schemas)
+    assert hits(demo, "(frame = 0 or frame = 20) and not event = response.created") == [20]
+    assert hits(demo, "anomaly ~ missing") == []  # (missing_terminal is at the end of stream)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("evnt = x", "unknown field 'evnt' at character 1"),
+    ("event x", "an operator"),
+    ("(event = a", "not closed"),
+    ("event = a b", "unexpected 'b' at character 11"),
+])
+def test_a_filter_that_cannot_be_read_says_where(text: str, where: str) -> None:
+    with pytest.raises(q.FilterError, match=where):
+        q.parse(text)
+
+
+def test_plain_text_is_not_a_filter() -> None:
+    assert not q.looks_like_filter("dry_run")
+    assert q.looks_like_filter("event ~ delta") and q.looks_like_filter("not (call = 1)")
+    assert q.looks_like_filter("evnt = 1")  # (then refused: unknown field)
+
+
+def test_text_is_found_across_fragments(demo: Timeline) -> None:
+    # "notes/todo" arrives split over several argument deltas: no single frame's bytes hold it.
+    assert not any(b"notes/todo" in f.raw for f in demo.frames)
+    found = q.text_frames(demo.state.calls.values(), demo.steps, "notes/todo")
+    assert len(found) >= 2 and all(demo.frames[i].event.endswith("arguments.delta") for i in found)
