@@ -68,3 +68,16 @@ async def test_the_request_beside_the_response_redacts_and_shows_the_tools() -> 
         await pilot.press("i")
         await pilot.pause()
         assert "No session header" in text_of(bare)
+
+
+def test_timing_says_first_bytes_silences_and_draws_the_arrival() -> None:
+    from callscope.core.timeline import Timeline
+    from callscope.tui.timing import sparkline, timing_lines
+
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    chunks = [(c.t, c.data) for c in session.chunks()]
+    lines = timing_lines(Timeline.build(chunks))
+    assert lines[0].startswith("bytes over ") and "|" in lines[0]
+    assert f"first byte {chunks[0][0] * 1000:.1f} ms after the request" in lines[1]
+    assert "longest silence" in lines[1] and "first tool-call byte" in lines[2]
+    assert sparkline([0, 1, 8]) == " ▁█" and timing_lines(Timeline.build([(0.0, b"data: x\n\n")])) == []

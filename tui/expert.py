@@ -26,6 +26,7 @@ from ..core.gate.rules import RULE_STATEMENTS
 from ..core.session_model import StreamEnd
 from ..core.timeline import Timeline
 from . import safe
+from .timing import timing_lines
 
 EFFECT_STYLE = {Effect.DISPUTES: "bold $text-error", Effect.UNREADABLE: "bold $text-error",
                 Effect.HARMLESS: "$text-muted", Effect.INFO: "$text-warning"}
@@ -60,6 +61,11 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
     said = turn_ending(timeline, end)
     parts += [Content.styled("Ending\n", "bold"),
               safe.content(said.line() if said else "the stream is still arriving"), "\n\n"]
+
+    timing = timing_lines(timeline)
+    if timing:
+        parts += [Content.styled("Timing\n", "bold"),
+                  *[safe.content(line + "\n") for line in timing], "\n"]
 
     decided = [(k, s.decision) for k, s in zip(timeline.by_kind["decision"], timeline.log,
                                                  strict=True)
