@@ -47,11 +47,22 @@ class FrameStep(NamedTuple):
 
 
 class CallStep(NamedTuple):
-    """A call event from the protocol reader, or an anomaly the accumulator found."""
+    """A call event from the protocol reader, or an anomaly the accumulator found, with what
+    applying it did to its call: a timeline folds over these steps, never over the turn."""
 
     event: CallEvent
     length: int | None = None
     """The call's argument length (characters) once this event was applied."""
+    draft: Draft | None = None
+    """The call's draft status once this event was applied, when it changed the argument text
+    (the accumulator added a fragment); None when the text is as it was."""
+    disputed: Anomaly | None = None
+    """The anomaly that disputes the call, on the step whose application made the call
+    disputed: the event itself, an anomaly the accumulator found applying it, or the dispute
+    a call takes when it opens (reported before it existed)."""
+    inherited: tuple[Anomaly, ...] = ()
+    """On the step that created the call: the anomalies about it reported before it existed
+    (each had its own step then), which it takes now."""
 
 
 class DecisionStep(NamedTuple):
@@ -72,7 +83,8 @@ Step = ChunkStep | FrameStep | CallStep | WaitStep | DecisionStep
 
 _new = tuple.__new__
 """Builds a named tuple on the per-event path without its generated ``__new__`` (a Python
-lambda around this call): ``_new(CallStep, (event, length))`` costs half of ``CallStep(...)``."""
+lambda around this call): ``_new(CallStep, (event, length, draft, None, ()))`` costs half of
+``CallStep(...)``. It fills no defaults: every field is given."""
 
 PIECE = 1 << 20
 """Bytes of one read framed at a time by :meth:`Engine.feed_lazily`."""
@@ -171,22 +183,46 @@ class CallPipeline:
 
     def _apply(self, events: list[CallEvent], out: list[Step]) -> None:
         state = self.state
+        calls = state.calls
         for event in events:
             if type(event) is ArgumentsAppended:
                 # Nearly every event of a tool-call stream: the accumulator's fast path (taken
                 # only before the terminal signal, so the call is still waiting).
                 call = state.append_fragment(event)
                 if call is not None:
-                    out.append(_new(CallStep, (event, call.length)))
-                    if self._drafts.get(call.key) is not call.draft:
+                    draft = call.fragments[-1].draft  # (call.draft, without the property)
+                    out.append(_new(CallStep, (event, call.length, draft, None, ())))
+                    if self._drafts.get(call.key) is not draft:
                         self._wait(call, event.frame, out)  # the draft status changed
                     continue
-            found = state.apply(event)
             key = getattr(event, "key", None)
-            call = state.calls.get(key) if key is not None else None
+            before = calls.get(key) if key is not None else None
+            if before is not None:
+                fragments, was_disputed, pending = len(before.fragments), before.disputed, None
+            else:  # what the call takes if this event creates it
+                fragments, was_disputed = 0, None
+                pending = state.orphans.get(key) if key is not None else None
+            found = state.apply(event)
+            call = calls.get(key) if key is not None else None
+            disputed = call.disputed if call is not None and call.disputed is not was_disputed \
+                else None
+            # A dispute the accumulator found is said by its own step (the anomaly's), any
+            # other (the event itself, one taken at the open, one over its cap) by the event's.
+            found_it = disputed is not None and any(a is disputed for a in found)
             if not state.dropped_last:  # an anomaly over its cap is counted, not a step
-                out.append(CallStep(event, call.length if call else None))
-            out.extend(CallStep(a) for a in found)
+                if call is None:
+                    out.append(CallStep(event))
+                else:
+                    out.append(_new(CallStep, (
+                        event, call.length,
+                        call.draft if len(call.fragments) != fragments else None,
+                        None if found_it else disputed,
+                        tuple(pending) if pending and before is None else ())))
+            if found_it:
+                out.extend(CallStep(a, None, None, a) if a is disputed else CallStep(a)
+                           for a in found)
+            else:
+                out.extend(CallStep(a) for a in found)
             if isinstance(event, TurnEnded):
                 self._decide_all(event.frame, out)
             elif call is not None and state.terminal is None and not isinstance(event, Anomaly):

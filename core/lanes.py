@@ -80,6 +80,9 @@ class CallIndex:
     closed_frame: int | None = None
     anomaly_steps: list[int] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
+    disputed_step: int | None = None
+    disputed: Anomaly | None = None
+    """The anomaly that disputes this call (the gate refuses it), from the step that said so."""
     piece_steps: list[int] = field(default_factory=list)
     wait_steps: list[int] = field(default_factory=list)
     waits: list[WaitStep] = field(default_factory=list)
@@ -100,6 +103,10 @@ class CallIndex:
         if new != old or not self.idents:
             self.ident_steps.append(step)
             self.idents.append(new)
+
+    def dispute(self, step: int, anomaly: Anomaly) -> None:
+        if self.disputed_step is None:  # (the first dispute is the call's, as in the turn)
+            self.disputed_step, self.disputed = step, anomaly
 
     def fragment(self, step: int, frame: int | None, text: str, reset: bool, origin: str,
                  draft: Draft) -> None:
@@ -161,12 +168,14 @@ class CallIndex:
         closed = self.closed_step is not None and self.closed_step <= k
         iw = last_le(self.wait_steps, k)
         decided = self.decision_step is not None and self.decision_step <= k
+        disputed = self.disputed if self.disputed_step is not None and self.disputed_step <= k \
+            else None
         return CallView(
             key=self.key, order=self.order, id=ident[0], call_id=ident[1], name=ident[2], kind=ident[3],
             text=text, byte_length=nbytes, fragments=n, fresh=fresh, draft=draft, origin=origin,
             closed=closed, closed_frame=self.closed_frame if closed else None, opened_step=self.created,
             last_frame=last_frame, pieces=bisect_right(self.piece_steps, k),
-            anomalies=tuple(self.anomalies[:bisect_right(self.anomaly_steps, k)]),
+            anomalies=tuple(self.anomalies[:bisect_right(self.anomaly_steps, k)]), disputed=disputed,
             wait=self.waits[iw] if iw >= 0 else None, decision=self.decision if decided else None,
         )
 
@@ -195,6 +204,8 @@ class CallView:
     """The frame of the latest fragment (or the frame that opened the call)."""
     pieces: int
     anomalies: tuple[Anomaly, ...]
+    disputed: Anomaly | None
+    """The anomaly that disputes this call by this step (the gate refuses a disputed call)."""
     wait: WaitStep | None
     decision: Decision | None
 

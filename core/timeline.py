@@ -62,7 +62,9 @@ class Timeline(TimelineIndex):
         self.tools = tools
         self.chunking = chunking
         self.cut = cut
-        super().__init__(Engine(protocol, tools))
+        super().__init__()
+        self.engine = Engine(protocol, tools)
+        """The engine the steps come from (the index folds its steps; it never reads it)."""
         self.closed = False
         """The stream is over (built, or :meth:`finish` called): no step will be added."""
         self.end: StreamEnd | None = None

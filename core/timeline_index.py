@@ -4,13 +4,19 @@ Every structure here is appended to, never rewritten, so :meth:`TimelineIndex._i
 over a whole recorded stream or once per network read of a growing one, and a view of step k
 is the same either way. :class:`.timeline.Timeline` builds on these indexes; its module
 docstring says how a seek uses them.
+
+The index is a fold over the steps alone: it never reads the engine. What a pane needs about a
+call and the accumulator decided (the draft after a fragment, a dispute, the anomalies a call
+took when it opened) is on the :class:`~.engine.CallStep`, so the lanes cannot drift from the
+turn the gate decided on. The step list is the whole input: :meth:`TimelineIndex.of` folds a
+list of steps made elsewhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .engine import CallStep, ChunkStep, DecisionStep, Engine, FrameStep, Step, WaitStep
+from .engine import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 from .events import (
     CALL_CHANGES,
     Anomaly,
@@ -37,8 +43,7 @@ from .timeline_view import KINDS, Kind
 class TimelineIndex:
     """Every step of one stream so far, and the indexes a view of any of them is cut from."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self) -> None:
         self.steps: list[Step] = []
         self.frames: list[Frame] = []
         self.frame_steps: list[int] = []
@@ -50,7 +55,7 @@ class TimelineIndex:
         self.call_created: list[int] = []
         self.call_order: list[str] = []
         self.anomalies: list[Anomaly] = []
-        self.log: list[Step] = []
+        self.log: list[WaitStep | DecisionStep] = []
         self.turn_facts: dict[type, tuple[list[int], list[object]]] = {
             kind: ([], []) for kind in (TurnEnded, StopReported, ProviderError, UsageReported)}
         self.text_steps: dict[str, list[int]] = {}
@@ -60,6 +65,13 @@ class TimelineIndex:
         self._text_parts: dict[str, list[str]] = {}
         self._text_stale: set[str] = set()
         self.t0: float | None = None
+
+    @staticmethod
+    def of(steps: Iterable[Step]) -> TimelineIndex:
+        """The index of a list of steps (from any engine, or a recording of one)."""
+        index = TimelineIndex()
+        index._index(steps)
+        return index
 
     def _index(self, steps: Iterable[Step]) -> None:
         """Index steps as they come: every structure is appended to, never rewritten, so this
@@ -106,13 +118,19 @@ class TimelineIndex:
             k += 1
 
     def _call_step(self, k: int, step: CallStep) -> None:
+        """Fold one call step into its call's lane: the step says what applying the event did
+        (the text changed, and the draft after it; the call became disputed; the anomalies it
+        took when it opened), so nothing here accumulates the turn a second time."""
         ev = step.event
         if isinstance(ev, Anomaly):
             self.anomalies.append(ev)
             self.by_kind["anomaly"].append(k)
-            if ev.key is not None and ev.key in self.calls:
-                self.calls[ev.key].anomaly_steps.append(k)
-                self.calls[ev.key].anomalies.append(ev)
+            call = self.calls.get(ev.key) if ev.key is not None else None
+            if call is not None:
+                call.anomaly_steps.append(k)
+                call.anomalies.append(ev)
+                if step.disputed is not None:
+                    call.dispute(k, step.disputed)
             return
         if isinstance(ev, CALL_CHANGES):
             self.by_kind["call"].append(k)
@@ -124,19 +142,21 @@ class TimelineIndex:
             named = isinstance(ev, CallOpened | CallIdentified)
             if named or not call.idents:  # (a delta for an identified call changes nothing)
                 call.identify(k, ev if named else None)  # type: ignore[arg-type]
-            state = self.engine.state.calls.get(ev.key)
-            # The engine's fragment list is the source of the draft after each fragment.
-            draft = state.fragments[len(call.frag_steps)].draft if state is not None and (
-                len(state.fragments) > len(call.frag_steps)) else Draft.EMPTY
-            if isinstance(ev, ArgumentsAppended):
-                call.fragment(k, ev.frame, ev.fragment, False, "raw", draft)
-            elif isinstance(ev, ArgumentsSet):
-                call.fragment(k, ev.frame, ev.text, True, ev.origin, draft)
-            elif isinstance(ev, ArgumentPiece):
+            for anomaly in step.inherited:  # reported before the call existed
+                call.anomaly_steps.append(k)
+                call.anomalies.append(anomaly)
+            if step.disputed is not None:
+                call.dispute(k, step.disputed)
+            draft = step.draft
+            if draft is not None:  # the event changed the text
+                if isinstance(ev, ArgumentsAppended):
+                    call.fragment(k, ev.frame, ev.fragment, False, "raw", draft)
+                elif isinstance(ev, ArgumentsSet):
+                    call.fragment(k, ev.frame, ev.text, True, ev.origin, draft)
+                elif isinstance(ev, FinalCopy):  # (no fragments came: the copy is the text)
+                    call.fragment(k, ev.frame, ev.arguments, False, "raw", draft)
+            if isinstance(ev, ArgumentPiece):
                 call.piece_steps.append(k)
-            elif isinstance(ev, FinalCopy) and len(call.frag_steps) < (
-                    len(state.fragments) if state is not None else 0):
-                call.fragment(k, ev.frame, ev.arguments, False, "raw", draft)  # (the copy is the text)
             elif isinstance(ev, CallClosed | CallCut) and call.closed_step is None:
                 call.closed_step, call.closed_frame = k, ev.frame
             return

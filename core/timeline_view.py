@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .engine import Step
+from .engine import DecisionStep, Step, WaitStep
 from .events import Anomaly, ProviderError, StopReported, TurnEnded
 from .frame import Frame
 from .lanes import CallView
@@ -46,7 +46,7 @@ class View:
     """Bytes received by step k."""
     chunks_seen: int
     calls: tuple[CallView, ...]
-    log: Sequence[Step]
+    log: Sequence[WaitStep | DecisionStep]
     """Wait and decision steps so far."""
     anomalies: Sequence[Anomaly]
     turn: TurnView

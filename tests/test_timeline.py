@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import random
+from bisect import bisect_right
 
 import orjson
 import pytest
@@ -12,10 +13,13 @@ from callscope.core.engine import CallStep, ChunkStep, DecisionStep, Engine, Fra
 from callscope.core.events import Anomaly, ArgumentsAppended, ArgumentsSet, CallOpened
 from callscope.core.jsonprefix import Draft
 from callscope.core.lanes import CallIndex
+from callscope.core.limits import DEFAULT_LIMITS, Limits
 from callscope.core.replay import Chunking, rechunk
 from callscope.core.session import StreamEnd
 from callscope.core.timeline import Timeline
-from callscope.core.tools import ToolSet
+from callscope.core.timeline_index import TimelineIndex
+from callscope.core.tools import ToolSet, read_tools_file
+from callscope.tui.call_detail import call_detail
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.sse"))
@@ -339,3 +343,123 @@ def test_an_empty_live_timeline_is_open_until_finished():
     assert len(grown) == 0 and not grown.view(0).finished
     grown.finish(StreamEnd("error", detail="cannot connect"))
     assert grown.view(0).finished and grown.end.kind == "error"
+
+
+# -- the index is a fold over the steps ------------------------------------------------------
+
+ADVERSARIAL = sorted((ROOT / "tests" / "adversarial").glob("*.sse"))
+ADVERSARIAL_TOOLS = ToolSet(read_tools_file(str(ROOT / "tests" / "adversarial" / "tools.json")))
+
+
+def lane(c):
+    """What the lanes and the call detail read of a call (CallView or CallBuffer)."""
+    return (c.text, c.draft, c.byte_length, c.closed, c.origin, c.name, c.id, tuple(c.anomalies),
+            c.disputed)
+
+
+def engine_turn(data: bytes, limits: Limits = DEFAULT_LIMITS, step: int = 7):
+    """Steps of a fresh engine fed ``step`` bytes at a time, and the turn after every feed
+    (the reference: what the gate decides on)."""
+    engine, steps, snaps = Engine(tools=ADVERSARIAL_TOOLS, limits=limits), [], {}
+    for i in [*range(0, len(data), step), None]:
+        steps += engine.close() if i is None else engine.feed(data[i:i + step])
+        snaps[len(steps) - 1] = {key: lane(c) for key, c in engine.state.calls.items()}
+    return steps, engine, snaps
+
+
+@pytest.mark.parametrize("path", ADVERSARIAL + FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_index_of_the_steps_alone_is_what_the_panes_show(path):
+    """Folded from the step list alone (no engine to read), every call's lane at every read
+    equals the turn the gate decided on: text, draft, anomalies (those reported before the
+    call opened too) and dispute. And it is the index the panes' timeline holds."""
+    steps, engine, snaps = engine_turn(path.read_bytes())
+    index = TimelineIndex.of(steps)
+    assert not hasattr(index, "engine")
+    for k, calls in snaps.items():
+        opened = index.call_order[:bisect_right(index.call_created, k)]
+        views = [index.calls[key].view(k, k) for key in opened]
+        assert {c.key: lane(c) for c in views} == calls, f"step {k}"
+    for k in range(len(steps)):  # at any step, a dispute shown is one of the call's anomalies
+        for key in index.call_order[:bisect_right(index.call_created, k)]:
+            view = index.calls[key].view(k, k)
+            assert view.disputed is None or any(a is view.disputed for a in view.anomalies), k
+    data = path.read_bytes()
+    timeline = Timeline.build([(None, data[i:i + 7]) for i in range(0, len(data), 7)],
+                              tools=ADVERSARIAL_TOOLS)
+    last = len(timeline) - 1
+    assert timeline.steps == index.steps
+    assert list(timeline.view(last).calls) == [
+        index.calls[key].view(last, timeline.view(last).anchor) for key in index.call_order]
+
+
+def test_a_halted_turn_shows_the_text_the_gate_kept():
+    """Past a limit the engine stops interpreting: the lane shows what the turn kept, not the
+    text of the events that came after (the step says no fragment was added)."""
+    steps, engine, snaps = engine_turn(PARALLEL.read_bytes(), Limits(max_argument_chars=12))
+    assert engine.state.halted
+    index = TimelineIndex.of(steps)
+    last = len(steps) - 1
+    assert {key: lane(index.calls[key].view(last, last)) for key in index.call_order} == {
+        key: lane(c) for key, c in engine.state.calls.items()} == snaps[last]
+
+
+def test_an_anomaly_before_its_call_opened_is_in_its_lane_and_disputes_it():
+    """Regression: the turn hands a call the anomalies reported before it opened, and their
+    dispute (the gate refuses it); the lane and the call detail used to show neither."""
+    path = ROOT / "tests" / "adversarial" / "r3_resp_output_index_reused.sse"
+    timeline = Timeline.build(one_chunk(path), tools=ADVERSARIAL_TOOLS)
+    k_anomaly, anomaly = next((k, s.event) for k, s in enumerate(timeline.steps)
+                              if isinstance(s, CallStep) and isinstance(s.event, Anomaly))
+    assert anomaly.key == "item:fc_B" and "item:fc_B" not in {
+        c.key for c in timeline.view(k_anomaly).calls}  # reported before the call opened
+    k_open, opened = next((k, s) for k, s in enumerate(timeline.steps)
+                          if isinstance(s, CallStep) and isinstance(s.event, CallOpened)
+                          and s.event.key == "item:fc_B")
+    assert opened.inherited == (anomaly,) and opened.disputed is anomaly
+    fc_b = {c.key: c for c in timeline.view(k_open).calls}["item:fc_B"]
+    assert fc_b.anomalies == (anomaly,) and fc_b.disputed is anomaly
+    final = {c.key: c for c in timeline.view(len(timeline) - 1).calls}["item:fc_B"]
+    assert final.disputed is anomaly and anomaly in final.anomalies
+    assert final.decision.rule == "disputed"
+    assert {c.key: c for c in timeline.view(len(timeline) - 1).calls}["item:fc_A"].disputed is None
+    detail = call_detail(final).plain
+    assert "output_index_reused" in detail and "disputed" in detail
+
+
+def test_a_delta_before_its_call_was_added_disputes_the_call_it_makes():
+    """Responses ``function_call_arguments.delta`` before ``output_item.added``: the delta
+    makes the call (disputed: it was never opened), the open names it; the lane says so."""
+    path = ROOT / "tests" / "adversarial" / "j_resp_delta_before_added.sse"
+    timeline = Timeline.build(one_chunk(path), tools=ADVERSARIAL_TOOLS)
+    first, found = [s for s in timeline.steps if isinstance(s, CallStep)][:2]
+    assert isinstance(first.event, ArgumentsAppended) and first.draft is Draft.COMPLETE
+    assert first.disputed is None  # the anomaly's own step, next, says so
+    assert found.event.code == "delta_for_unknown_call" and found.disputed is found.event
+    view = timeline.view(len(timeline) - 1).calls[0]
+    assert view.disputed is found.event and view.anomalies == (found.event,)
+    assert view.name == "delete_demo_file" and view.decision.rule == "disputed"
+
+
+def test_a_block_stopped_before_it_started_disputes_the_tool_use_that_opens_it():
+    """Anthropic: a content_block_stop for a block not open yet, then that block starts as a
+    tool_use: the call opens disputed, with the earlier anomaly."""
+    def ev(kind, payload):
+        return f"event: {kind}\ndata: {orjson.dumps({'type': kind, **payload}).decode()}\n\n"
+    data = "".join([
+        ev("message_start", {"message": {"id": "m"}}),
+        ev("content_block_stop", {"index": 0}),
+        ev("content_block_start", {"index": 0, "content_block": {
+            "type": "tool_use", "id": "t0", "name": "list_demo_keys", "input": {}}}),
+        ev("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta",
+                                                         "partial_json": "{}"}}),
+        ev("content_block_stop", {"index": 0}),
+        ev("message_delta", {"delta": {"stop_reason": "tool_use"}}),
+        ev("message_stop", {})]).encode()
+    steps, engine, snaps = engine_turn(data)
+    index = TimelineIndex.of(steps)
+    last = len(steps) - 1
+    call = index.calls["block:0"].view(last, last)
+    assert call.disputed is not None and call.disputed.code == "stop_without_start"
+    assert lane(call) == lane(engine.state.calls["block:0"])
+    assert call.anomalies[0] is call.disputed
+    assert engine.pipeline.decisions["block:0"].rule == "disputed"

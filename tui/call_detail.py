@@ -51,6 +51,9 @@ def call_detail(call: CallView) -> Content:
                          ("closed", f"at frame #{call.closed_frame}" if call.closed else "no"),
                          ("draft", call.draft.value)):
         row(label, value)
+    if call.disputed is not None:  # the gate refuses a disputed call (rule `disputed`)
+        where = f"#{call.disputed.frame}" if call.disputed.frame is not None else "end"
+        row("disputed", f"{call.disputed.code} at {where}")
     parts.append(("\nRaw argument text (as received)\n", "bold"))
     parts.extend([safe.lines(call.text or "(empty)"), "\n"])
     label, pretty = _parsed(call)

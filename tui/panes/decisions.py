@@ -8,7 +8,7 @@ Every entry is clickable: it moves the cursor to the step (or frame) it cites.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import orjson
 from textual.containers import Vertical
@@ -162,8 +162,7 @@ def log_blocks(view: View, timeline: Timeline) -> list[Block]:
             f"… {first} earlier entries", "$text-muted italic")))
     names = {c.key: c.name or c.key for c in view.calls}
     for i in range(first, len(view.log)):
-        # (View.log is typed as any Step; it holds only waits and verdicts)
-        step, k = cast("WaitStep | DecisionStep", view.log[i]), steps[i]
+        step, k = view.log[i], steps[i]
         name = names.get(step.call if isinstance(step, WaitStep) else step.decision.call, "")
         if not name:
             name = step.call if isinstance(step, WaitStep) else step.decision.call

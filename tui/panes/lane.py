@@ -89,7 +89,7 @@ class Lane(Block):
         self.key: Hashable = (
             "lane", id(timeline), call.key, call.fragments, call.fresh, call.draft, call.closed,
             call.closed_frame, call.name, call.id, call.call_id, call.kind, call.origin,
-            call.pieces, call.byte_length, len(call.anomalies),
+            call.pieces, call.byte_length, len(call.anomalies), call.disputed is not None,
             None if d is None else (d.action, d.reason), selected)
 
     @property
@@ -112,7 +112,8 @@ class Lane(Block):
             lines.append(Content.assemble(("call_id ", "$text-muted"), safe.content(call.call_id)))
         lines.append(Content.assemble(
             (call.kind, "$text-muted"), (" · " + state, "$text-muted"),
-            (f" · {call.origin}" if call.origin != "raw" else "", "$text-muted")))
+            (f" · {call.origin}" if call.origin != "raw" else "", "$text-muted"),
+            (" · disputed" if call.disputed is not None else "", "bold $text-error")))
         return lines
 
     def tail(self) -> list[Content]:
