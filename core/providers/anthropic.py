@@ -10,21 +10,18 @@ tool call is often ``block:1``. The ``toolu_…`` id appears only in ``content_b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..events import (
     ArgumentsAppended,
-    ArgumentsSet,
     CallOpened,
     StopReported,
-    TextAppended,
     UsageReported,
 )
-from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
-from .base import Handler, ProtocolReader, int_or_none, short
+from .base import Handler, int_or_none, short
+from .blocks import Block, BlockReader
 from .spec import UNKNOWN_STOP
 from .specs.anthropic import SPEC
 
@@ -59,18 +56,6 @@ BEFORE_START_OK = frozenset({"message_start", "ping", "error"})
 """Event types that may legitimately arrive before ``message_start``."""
 
 
-@dataclass(slots=True)
-class _Block(Record):
-    key: str
-    type: str | None
-    kind: str | None
-    """CallOpened.kind for call blocks, None for text and other blocks."""
-    start_input: Any = None
-    """A non-empty ``input`` object from ``content_block_start`` (None when ``{}``)."""
-    appended: bool = False
-    """``input_json_delta`` fragments arrived for this block."""
-
-
 _new = tuple.__new__
 """Builds an :class:`ArgumentsAppended` on the fast path without the named tuple's generated
 ``__new__`` (a Python lambda around this call), as core/sse.py does for frames."""
@@ -80,11 +65,14 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class AnthropicReader(ProtocolReader):
+class AnthropicReader(BlockReader):
     name: ClassVar[str] = SPEC.name
     # A tool without parameters streams exactly one ``partial_json: ""`` (fixture
     # tool_no_args_empty_partial_json.sse, vercel/ai #10747): its input is ``{}``.
     empty_arguments_mean_empty_object: ClassVar[bool] = SPEC.empty_arguments_mean_empty_object
+
+    restarted_code: ClassVar[Code] = Code.BLOCK_RESTARTED
+    not_stopped_code: ClassVar[Code] = Code.BLOCK_NOT_STOPPED
 
     def __init__(self) -> None:
         super().__init__()
@@ -92,7 +80,7 @@ class AnthropicReader(ProtocolReader):
         self._message_id: str | None = None
         self._messages = 0
         self._prefix = ""
-        self._open: dict[int, _Block] = {}
+        self._open: dict[int, Block] = {}
         self._usage: dict[str, Any] = {}
         self._message_calls: list[str] = []  # the keys of the current message's calls
         self._stopped = False  # a message_delta gave a stop reason
@@ -185,16 +173,10 @@ class AnthropicReader(ProtocolReader):
             block = {}
         btype = _str_or_none(block.get("type"))
         key = self._key(index)
-        old = self._open.get(index)
-        if old is not None:
-            # The old block was never stopped: it is cut, and what the new one sends under the
-            # same key changes a closed call (the gate refuses both: found by review, the two
-            # blocks' text used to be spliced into one call and executed).
-            restarted = f"block {index} started again before content_block_stop"
-            self.anomaly(frame, Code.BLOCK_RESTARTED, restarted, key=key)
-            self._close_block(frame, old, cut=restarted)
+        self.restart(frame, self._open.get(index), key,
+                     lambda: f"block {index} started again before content_block_stop")
         kind = CALL_BLOCKS.get(btype or "")
-        entry = _Block(key, btype, kind)
+        entry = Block(key, btype, kind)
         if kind is not None:
             self._message_calls.append(key)
             self.emit(CallOpened(frame.index, key, id=_str_or_none(block.get("id")),
@@ -204,10 +186,10 @@ class AnthropicReader(ProtocolReader):
                 # The docs say input is always {} here. A filled object (a proxy, a future
                 # block type) becomes the call's input at its close if no delta follows; it
                 # is never prefixed to deltas (the litellm #4537 "{}{...}" bug).
-                entry.start_input = start_input
+                entry.start = start_input
         elif btype in TEXT_BLOCKS:
             channel, field = TEXT_BLOCKS[btype]
-            self._text(frame, channel, block.get(field))
+            self.text(frame, channel, block.get(field))
         self._open[index] = entry
 
     def _on_block_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
@@ -250,8 +232,8 @@ class AnthropicReader(ProtocolReader):
         if block is None:
             # Never started: the accumulator reports the unknown key; remember the block so
             # content_block_stop / message_delta can close what it holds.
-            block = self._open[index] = _Block(key, None, "function")
-        elif block.start_input is not None and not block.appended:
+            block = self._open[index] = Block(key, None, "function")
+        elif block.start is not None and not block.appended:
             self.anomaly(frame, Code.START_INPUT_THEN_DELTAS,
                          f"block {index} had a non-empty start input and also input deltas; "
                          "the deltas are the input", key=key)
@@ -262,21 +244,16 @@ class AnthropicReader(ProtocolReader):
         if index not in self._open:
             self.anomaly(frame, Code.DELTA_WITHOUT_START,
                          f"{dtype} for block {index}, which never started", key=self._key(index))
-            self._open[index] = _Block(self._key(index), None, None)
+            self._open[index] = Block(self._key(index), None, None)
         channel, field = TEXT_DELTAS[dtype]
-        self._text(frame, channel, delta.get(field))
+        self.text(frame, channel, delta.get(field))
 
     def _on_block_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
         index = self._index(frame, payload)
         if index is None:
             return
-        block = self._open.pop(index, None)
-        if block is None:
-            self.anomaly(frame, Code.STOP_WITHOUT_START,
-                         f"content_block_stop for block {index}, which is not open",
-                         key=self._key(index))
-        else:
-            self._close_block(frame, block)
+        self.stop(frame, self._open.pop(index, None), self._key(index),
+                  lambda: f"content_block_stop for block {index}, which is not open")
 
     def _on_message_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
         # The max_tokens recording goes straight from an input delta to message_delta: the
@@ -301,7 +278,7 @@ class AnthropicReader(ProtocolReader):
         details = delta.get("stop_details")
         if isinstance(details, dict):
             # A refusal's explanation is the only text the user gets for it.
-            self._text(frame, "refusal", details.get("explanation"))
+            self.text(frame, "refusal", details.get("explanation"))
         self._report_usage(frame, payload.get("usage"))
 
     def _on_message_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
@@ -344,31 +321,10 @@ class AnthropicReader(ProtocolReader):
         return None
 
     def _close_open(self, frame: Frame, why: str) -> None:
-        for index in sorted(self._open):
-            block = self._open[index]
-            missing = (f"block {index} ({short(block.type or 'unknown type')}) never got "
-                       f"content_block_stop; {why}")
-            self.anomaly(frame, Code.BLOCK_NOT_STOPPED, missing, key=block.key)
-            self._close_block(frame, block, cut=missing)
+        self.cut_open(frame, ((block, f"block {index} ({short(block.type or 'unknown type')}) "
+                                      f"never got content_block_stop; {why}")
+                              for index, block in sorted(self._open.items())))
         self._open.clear()
-
-    def _close_block(self, frame: Frame, block: _Block, cut: str | None = None) -> None:
-        """Close a block's call; ``cut`` says why the provider never closed it (then the gate
-        refuses it: nothing vouched for its input being whole)."""
-        if block.kind is None:
-            return
-        if block.start_input is not None and not block.appended:
-            text = self.serialized(frame, block.key, block.start_input)
-            if text is not None:
-                self.emit(ArgumentsSet(frame.index, block.key, text, "serialized"))
-        self.close_call(frame, block.key, cut)
-
-    def _text(self, frame: Frame, channel: str, text: Any) -> None:
-        if isinstance(text, str):
-            if text:
-                self.emit(TextAppended(frame.index, channel, text))
-        elif text is not None:
-            self.anomaly(frame, Code.BAD_TEXT, f"{channel} is not a string: {short(text)}")
 
     def _report_usage(self, frame: Frame, usage: Any) -> None:
         """Usage is cumulative (later wins), and ``message_delta`` often carries only

@@ -19,22 +19,19 @@ the wire uses). A ``requires_continuation`` status is not terminal: another
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..events import (
     ArgumentsAppended,
-    ArgumentsSet,
     CallIdentified,
     CallOpened,
     StopReported,
-    TextAppended,
     UsageReported,
 )
-from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
-from .base import Handler, ProtocolReader, short
+from .base import Handler, short
+from .blocks import Block, BlockReader
 from .spec import UNKNOWN_STOP
 from .specs.gemini_interactions import SPEC
 
@@ -61,19 +58,6 @@ _DeltaHandler = Callable[[Any, Frame, str, dict[str, Any]], None]
 BEFORE_CREATED_OK = frozenset({"interaction.created", "interaction.start", "error"})
 
 
-@dataclass(slots=True)
-class _Step(Record):
-    key: str
-    type: str | None
-    kind: str | None
-    """CallOpened.kind for call steps, None for text, thought and result steps."""
-    start_arguments: Any = None
-    appended: bool = False
-    """String fragments arrived (``arguments_delta``)."""
-    set_: bool = False
-    """A whole arguments object arrived in a delta (legacy ``function_call``, server calls)."""
-
-
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -86,8 +70,10 @@ def _delta_text(delta: dict[str, Any]) -> Any:
     return content.get("text") if isinstance(content, dict) else content
 
 
-class GeminiInteractionsReader(ProtocolReader):
+class GeminiInteractionsReader(BlockReader):
     name: ClassVar[str] = SPEC.name
+    restarted_code: ClassVar[Code] = Code.STEP_RESTARTED
+    not_stopped_code: ClassVar[Code] = Code.STEP_NOT_STOPPED
     trailers: ClassVar[frozenset[str]] = frozenset({"done"})
     # step.start announces every function call with ``arguments: {}``: an empty object, so a
     # call whose text stays empty has no arguments.
@@ -97,7 +83,7 @@ class GeminiInteractionsReader(ProtocolReader):
         super().__init__()
         self._hops = 0
         self._hop_open = False
-        self._steps: dict[str, _Step] = {}
+        self._steps: dict[str, Block] = {}
         self._hop_calls: list[str] = []  # the keys of the current interaction's calls
         self._done = False
 
@@ -203,13 +189,8 @@ class GeminiInteractionsReader(ProtocolReader):
             self.anomaly(frame, Code.BAD_STEP, f"{word} start without a {field} object", key=key)
             step = {}
         stype = _str_or_none(step.get("type"))
-        old = self._steps.get(key)
-        if old is not None:
-            # The old step is cut; the new one's text then changes a closed call: both refused
-            # (found by review: the two steps' text was spliced into one call and run).
-            restarted = f"{key} started again before it stopped"
-            self.anomaly(frame, Code.STEP_RESTARTED, restarted, key=key)
-            self._finish_step(frame, old, cut=restarted)
+        self.restart(frame, self._steps.get(key), key,
+                     lambda: f"{key} started again before it stopped")
         kind = "function" if stype == "function_call" else (
             "server_tool" if stype in SERVER_CALLS else None)
         arguments = step.get("arguments")
@@ -224,7 +205,7 @@ class GeminiInteractionsReader(ProtocolReader):
             if arguments is not None and not isinstance(arguments, dict):
                 self.anomaly(frame, Code.BAD_ARGUMENTS,
                              f"start arguments is not an object ({short(arguments)})", key=key)
-        self._steps[key] = _Step(key, stype, kind, arguments)
+        self._steps[key] = Block(key, stype, kind, arguments)
 
     def _on_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
         word = "step" if payload.get("event_type") == "step.delta" else "content"
@@ -261,7 +242,7 @@ class GeminiInteractionsReader(ProtocolReader):
                          f"arguments_delta without a string fragment ({short(fragment)})", key=key)
             return
         step = self._step(key, "function")
-        if not step.appended and isinstance(step.start_arguments, dict) and step.start_arguments:
+        if not step.appended and isinstance(step.start, dict) and step.start:
             # The start object is NOT prefixed to the fragments (that is how "{}{...}" bugs
             # are made); the fragments are the arguments, and the conflict is shown.
             self.anomaly(frame, Code.START_ARGUMENTS_THEN_DELTAS,
@@ -282,22 +263,18 @@ class GeminiInteractionsReader(ProtocolReader):
         self._object_arguments(frame, key, delta, "function")
 
     def _text_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
-        self._text(frame, "text", _delta_text(delta))
+        self.text(frame, "text", _delta_text(delta))
 
     def _thought_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
-        self._text(frame, "reasoning", _delta_text(delta))
+        self.text(frame, "reasoning", _delta_text(delta))
 
     def _on_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
         word = "step" if payload.get("event_type") == "step.stop" else "content"
         key = self._key(frame, payload, word)
         if key is None:
             return
-        step = self._steps.pop(key, None)
-        if step is None:
-            self.anomaly(frame, Code.STOP_WITHOUT_START, f"stop for {key}, which is not open",
-                         key=key)
-        else:
-            self._finish_step(frame, step)
+        self.stop(frame, self._steps.pop(key, None), key,
+                  lambda: f"stop for {key}, which is not open")
         self._usage(frame, payload.get("usage"))
 
     delta_handlers: ClassVar[dict[str, _DeltaHandler]] = {
@@ -334,12 +311,12 @@ class GeminiInteractionsReader(ProtocolReader):
         prefix = f"hop{self._hops}/" if self._hops > 1 else ""
         return f"{prefix}{word}:{index}"
 
-    def _step(self, key: str, kind: str) -> _Step:
+    def _step(self, key: str, kind: str) -> Block:
         """The open step for a key; a delta for a step never started registers one, so its
         stop closes what the accumulator holds (which reports the unknown key itself)."""
         step = self._steps.get(key)
         if step is None:
-            step = self._steps[key] = _Step(key, None, kind)
+            step = self._steps[key] = Block(key, None, kind)
         return step
 
     def _object_arguments(self, frame: Frame, key: str, delta: dict[str, Any], kind: str) -> None:
@@ -350,39 +327,20 @@ class GeminiInteractionsReader(ProtocolReader):
                          f"({short(arguments)})", key=key)
             return
         self._step(key, kind).set_ = True
-        text = self.serialized(frame, key, arguments)
-        if text is not None:
-            self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
+        self.set_serialized(frame, key, arguments)
 
-    def _finish_step(self, frame: Frame, step: _Step, cut: str | None = None) -> None:
-        """Close a step's call; ``cut`` says why the provider never closed it (then the gate
-        refuses it: nothing vouched for its arguments being whole)."""
-        if step.kind is None:
-            return
-        if not step.appended and not step.set_:
-            if isinstance(step.start_arguments, dict):
-                # No delta at all: the start object is the whole argument set.
-                text = self.serialized(frame, step.key, step.start_arguments)
-                if text is not None:
-                    self.emit(ArgumentsSet(frame.index, step.key, text, "serialized"))
-            else:
-                self.anomaly(frame, Code.NO_ARGUMENTS,
-                             f"{step.key} closed without any arguments on the wire", key=step.key)
-        self.close_call(frame, step.key, cut)
+    def without_deltas(self, frame: Frame, block: Block) -> None:
+        if isinstance(block.start, dict):
+            # No delta at all: the start object is the whole argument set.
+            self.set_serialized(frame, block.key, block.start)
+        else:
+            self.anomaly(frame, Code.NO_ARGUMENTS,
+                         f"{block.key} closed without any arguments on the wire", key=block.key)
 
     def _close_open(self, frame: Frame, why: str) -> None:
-        for step in list(self._steps.values()):
-            missing = f"{step.key} ({short(step.type or 'unknown type')}) never stopped; {why}"
-            self.anomaly(frame, Code.STEP_NOT_STOPPED, missing, key=step.key)
-            self._finish_step(frame, step, cut=missing)
+        self.cut_open(frame, ((step, f"{step.key} ({short(step.type or 'unknown type')}) never "
+                                     f"stopped; {why}") for step in list(self._steps.values())))
         self._steps.clear()
-
-    def _text(self, frame: Frame, channel: str, text: Any) -> None:
-        if isinstance(text, str):
-            if text:
-                self.emit(TextAppended(frame.index, channel, text))
-        elif text is not None:
-            self.anomaly(frame, Code.BAD_TEXT, f"{channel} is not a string: {short(text)}")
 
     def _usage(self, frame: Frame, usage: Any) -> None:
         if isinstance(usage, dict):
