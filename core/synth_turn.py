@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .providers import SPECS
+
 
 @dataclass(frozen=True, slots=True)
 class Text:
@@ -78,15 +80,9 @@ class Turn:
     exactly the fragments of a cut one."""
 
 
-NO_ARGUMENTS: dict[str, str] = {
-    # What a call of a tool without parameters carries, per protocol: Anthropic streams one
-    # empty partial_json, Gemini sends no args at all; OpenAI sends "{}".
-    "openai-responses": "{}", "openai-chat": "{}", "anthropic": "",
-    "gemini-interactions": "", "gemini-generate": "",
-}
+NO_ARGUMENTS: dict[str, str] = {name: spec.synthetic.no_arguments for name, spec in SPECS.items()}
+"""What a call of a tool without parameters carries, per protocol: Anthropic streams one empty
+partial_json, Gemini sends no args at all; OpenAI sends "{}" (each spec's ``synthetic``)."""
 
-MODELS: dict[str, str] = {
-    "openai-responses": "gpt-5-2025-08-07", "openai-chat": "gpt-4o-2024-08-06",
-    "anthropic": "claude-sonnet-4-20250514", "gemini-interactions": "gemini-2.5-flash",
-    "gemini-generate": "gemini-2.5-flash",
-}
+MODELS: dict[str, str] = {name: spec.synthetic.model for name, spec in SPECS.items()}
+"""The model a synthetic turn names when it names none, per protocol."""

@@ -2,20 +2,20 @@
 SSE bytes, following PROTOCOLS.md shape for shape (ids, sequence numbers, padding fields,
 terminal events), with the text split by the turn's fragmenter.
 
-:func:`write_turn` runs the protocol's encoder over a :class:`.synth_context.Wire`; the
-encoders draw everything random from the turn's ``random.Random`` in a fixed order, so a seed
-reproduces a stream byte for byte.
+:func:`write_turn` runs the encoder the protocol's spec names (``ProtocolSpec.synthetic``) over
+a :class:`.synth_context.Wire`; the encoders draw everything random from the turn's
+``random.Random`` in a fixed order, so a seed reproduces a stream byte for byte.
 """
 
 from __future__ import annotations
 
 import random
 import string
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from .providers import SPECS
 from .synth_context import ALNUM, Context, Wire, token
 from .synth_turn import Text, ToolCall, Turn
 
@@ -25,7 +25,7 @@ _LOWER = string.ascii_lowercase + string.digits
 
 # -- OpenAI Responses (PROTOCOLS.md §1) --------------------------------------------------------
 
-def _responses(c: Context) -> None:
+def encode_responses(c: Context) -> None:
     rng, turn, seq = c.rng, c.turn, [0]
 
     def send(kind: str, **fields: Any) -> None:
@@ -113,7 +113,7 @@ def _responses(c: Context) -> None:
 
 # -- OpenAI Chat Completions (§2) --------------------------------------------------------------
 
-def _chat(c: Context) -> None:
+def encode_chat(c: Context) -> None:
     rng, turn = c.rng, c.turn
     base = {"id": "chatcmpl-" + token(rng, ALNUM, 29), "object": "chat.completion.chunk",
             "created": c.created, "model": c.model,
@@ -156,7 +156,7 @@ def _chat(c: Context) -> None:
 _ANTHROPIC_TEXT = {"text": ("text", "text_delta"), "reasoning": ("thinking", "thinking_delta")}
 
 
-def _anthropic(c: Context) -> None:
+def encode_anthropic(c: Context) -> None:
     rng, turn, w = c.rng, c.turn, c.w
 
     def send(kind: str, **fields: Any) -> None:
@@ -206,7 +206,7 @@ def _anthropic(c: Context) -> None:
 
 # -- Gemini Interactions, steps schema (§4a) ---------------------------------------------------
 
-def _interactions(c: Context) -> None:
+def encode_interactions(c: Context) -> None:
     rng, turn, w = c.rng, c.turn, c.w
 
     def send(kind: str, **fields: Any) -> None:
@@ -264,7 +264,7 @@ def _object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _generate(c: Context) -> None:
+def encode_generate(c: Context) -> None:
     rng, turn, w = c.rng, c.turn, c.w
     rid = token(rng, ALNUM, 23)
     running = {"promptTokenCount": c.input_tokens, "totalTokenCount": c.input_tokens}
@@ -306,19 +306,13 @@ def _generate(c: Context) -> None:
         chunk([{"text": ""}], "MAX_TOKENS" if turn.stop.kind == "length" else "STOP", final)
 
 
-ENCODERS: dict[str, tuple[Callable[[Context], None], bytes]] = {
-    "openai-responses": (_responses, b"\n"),
-    "openai-chat": (_chat, b"\n"),
-    "anthropic": (_anthropic, b"\n"),
-    "gemini-interactions": (_interactions, b"\n"),
-    "gemini-generate": (_generate, b"\r\n"),  # Google frames end in CRLF CRLF (§0)
-}
-PROTOCOLS = tuple(ENCODERS)
+PROTOCOLS = tuple(SPECS)
+"""Every registered protocol: each spec names its encoder (``synthetic``)."""
 
 
 def write_turn(protocol: str, turn: Turn, rng: random.Random) -> Wire:
     """Run ``protocol``'s encoder over ``turn``: the wire holds the whole stream's frames."""
-    encoder, eol = ENCODERS[protocol]
-    wire = Wire(eol)
-    encoder(Context(protocol, turn, rng, wire))
+    spec = SPECS[protocol]
+    wire = Wire(spec.synthetic.eol)
+    spec.encoder()(Context(protocol, turn, rng, wire))
     return wire

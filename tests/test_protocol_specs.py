@@ -199,3 +199,13 @@ def test_the_emulator_asks_for_a_stream_as_each_spec_says() -> None:
             name, value = spec.stream_query
             assert _not_streaming(Request(), spec.name) == \
                 f"add ?{name}={value} (the emulator streams SSE only)"  # type: ignore[arg-type]
+
+
+def test_the_synthesizer_writes_every_registered_protocol_as_its_spec_says() -> None:
+    from callscope.core import synth
+
+    assert synth.PROTOCOLS == tuple(SPECS)
+    for spec in REGISTERED:
+        assert synth.NO_ARGUMENTS[spec.name] == spec.synthetic.no_arguments
+        assert synth.MODELS[spec.name] == spec.synthetic.model
+        assert callable(spec.encoder())

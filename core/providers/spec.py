@@ -79,6 +79,21 @@ def input_body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class Synthetic:
+    """How the stream synthesizer (:mod:`core.synth`) writes the protocol."""
+
+    encoder: str
+    """``module:function`` of the encoder, the module relative to ``core`` (imported on use):
+    a function over a :class:`core.synth_context.Context`."""
+    eol: bytes
+    """The line end of its frames (Google's are CRLF)."""
+    model: str
+    """The model a synthetic turn names when it names none."""
+    no_arguments: str
+    """What a call of a tool without parameters carries on the wire ("{}", or nothing)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ProtocolSpec:
     """One protocol, declared once (see docs/adding-a-protocol.md)."""
 
@@ -101,6 +116,7 @@ class ProtocolSpec:
     error_body: Callable[[int], dict[str, Any]]
     """The JSON body the emulator answers an HTTP error status with, as the provider does."""
     live: LiveShape
+    synthetic: Synthetic
     stream_query: tuple[str, str] | None = None
     """How a request asks for a stream when not by ``"stream": true`` in its body: a query
     parameter and its value (Gemini's ``?alt=sse``)."""
@@ -114,6 +130,12 @@ class ProtocolSpec:
     def new_reader(self) -> ProtocolReader:
         """A fresh reader for one stream."""
         return self.reader_class()()
+
+    def encoder(self) -> Callable[[Any], None]:
+        """The synthetic encoder, imported now."""
+        module, _, name = self.synthetic.encoder.partition(":")
+        encode: Callable[[Any], None] = getattr(import_module(f"..{module}", __package__), name)
+        return encode
 
     def classify(self, reason: str) -> StopVerdict | None:
         """The verdict of a documented stop reason; None for one the protocol does not document

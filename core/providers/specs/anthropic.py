@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, payload_type
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, payload_type
 
 EVENT_TYPES = frozenset({
     "message_start", "message_delta", "message_stop", "content_block_start",
@@ -62,4 +62,5 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     live=LiveShape(("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
                    "/v1/messages", auth, body, tool),
+    synthetic=Synthetic("synth_wire:encode_anthropic", b"\n", "claude-sonnet-4-20250514", ""),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic
 
 KEYS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion")
 """Top-level fields of a GenerateContentResponse; any one of them tells."""
@@ -66,5 +66,7 @@ SPEC = ProtocolSpec(
     live=LiveShape(GEMINI_KEYS, GEMINI_BASE_ENV, GEMINI_BASE,
                    "/v1beta/models/{model}:streamGenerateContent?alt=sse", google_auth, body, tool,
                    tool_group="functionDeclarations"),
+    # Google frames end in CRLF CRLF (PROTOCOLS.md §0).
+    synthetic=Synthetic("synth_wire:encode_generate", b"\r\n", "gemini-2.5-flash", ""),
     stream_query=("alt", "sse"),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, bearer
+from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, bearer
 from .openai_responses import OPENAI_BASE, OPENAI_KEYS, error_body
 
 
@@ -48,4 +48,5 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/chat/completions", bearer, body,
                    tool),
+    synthetic=Synthetic("synth_wire:encode_chat", b"\n", "gpt-4o-2024-08-06", "{}"),
 )

@@ -13,6 +13,7 @@ from ..spec import (
     LiveShape,
     ProtocolSpec,
     StopVerdict,
+    Synthetic,
     bearer,
     function_tool,
     input_body,
@@ -62,4 +63,5 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/responses", bearer, input_body,
                    function_tool),
+    synthetic=Synthetic("synth_wire:encode_responses", b"\n", "gpt-5-2025-08-07", "{}"),
 )
