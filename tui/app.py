@@ -80,6 +80,8 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
                 self.indexer = Indexer(self, timeline)
             else:
                 timeline = Timeline.build(*args)
+        if timeline.end is None and end is not None:  # (what the recording says of its end)
+            timeline.end = end
         self.timeline = timeline
         self.follower = Follower(self)
         self.follower.attach(grows)

@@ -78,7 +78,8 @@ class RebuildActions(AppMixin):
             return
         timeline, cursor = self.undo.pop()
         if timeline.chunking != self.timeline.chunking:  # (rechunked when needed, not per change)
-            timeline = timeline.rechunked(self.timeline.chunking)
+            timeline, end = timeline.rechunked(self.timeline.chunking), timeline.end
+            timeline.end = end
         self.timeline = timeline
         self.since, self.cursor = None, 0
         self._load()
@@ -100,11 +101,14 @@ class RebuildActions(AppMixin):
         before = [s.decision for s in old.steps if isinstance(s, DecisionStep)]
         args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut)
         if sum(len(data) for _, data in old.source) <= BACKGROUND_BYTES:
-            self._show_rechunked(Timeline.build(*args), frame, before)
+            built = Timeline.build(*args)
+            built.end = old.end
+            self._show_rechunked(built, frame, before)
             return
         # A large recording is indexed in slices on the event loop, with its progress in the
         # status line, so every key keeps answering while it is.
         timeline = Timeline.indexing(*args)
+        timeline.end = old.end
         self.indexer = Indexer(cast("CallscopeApp", self), timeline)
         self.timeline, self.since, self.cursor = timeline, None, 0
         self._load()

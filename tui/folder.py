@@ -194,6 +194,7 @@ class FolderApp(CallscopeApp):
             return
         timeline = Timeline.build(chunks, self.protocol_override or protocol, tools,
                                   Chunking("recorded"))
+        timeline.end = session.end
         self.opened, self.recorded_end, self.header = path, session.end, session.header
         self.note = f"{os.path.relpath(path, self.directory)} (l: back to the folder)"
         self.query_one("#status").set_class(True, "-note")

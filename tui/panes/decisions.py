@@ -21,6 +21,7 @@ from ...core.harness import Decision
 from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
+from ..expert import turn_ending
 from .rows import Block, RowsView, Wrapped
 
 ACTION_STYLE = {"wait": "bold $text-warning", "execute": "bold $text-success",
@@ -75,25 +76,38 @@ def verdict(decision: Decision) -> Content:
     return Content.assemble(*parts)
 
 
-def head(view: View) -> Content:
-    """The turn: protocol, open or ended (by which signal), stop reason, provider errors."""
+def head(view: View, timeline: Timeline | None = None) -> Content:
+    """The turn: protocol, open or ended (by which signal), how far the gate is, stop reason,
+    provider errors, and, once the stream is over, how and where it ended. It never says what
+    the calls below it contradict: the gate decides only once the turn ended, so a decision
+    on screen means the turn is over, and a turn that ended with a call still waiting is being
+    decided."""
     turn = view.turn
     if view.k < 0:
         return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
+    decided = sum(call.decision is not None for call in view.calls)
     parts: list[safe.Part] = [(turn.protocol, "bold"), "  "]
     if turn.terminal is not None:
         parts += [("turn ENDED", "bold $text-success"), " by ", safe.content(turn.terminal.signal),
                   " at ", frame_ref(turn.terminal.frame)]
-    elif view.finished:
+    elif view.finished or decided:
         parts += [("stream ENDED, no terminal signal: TRUNCATED", "bold $text-error")]
     else:
         parts += [("turn OPEN", "bold $text-warning"), (" — the gate waits for the terminal signal",
                                                          "$text-muted")]
+    if (turn.terminal is not None or decided) and decided < len(view.calls):
+        parts += [(f"\nthe gate is deciding: {decided} of {len(view.calls)} calls decided at this "
+                   "step", "$text-warning")]
     if turn.stop is not None:
         flag = " (cut)" if turn.stop.cut else " (failed)" if turn.stop.failed else ""
-        parts += ["\nstop reason ", safe.content(turn.stop.reason, "bold"), (flag, "$text-error")]
+        parts += ["\nstop reason ", safe.content(turn.stop.reason, "bold"), (flag, "$text-error"),
+                  (" at ", "$text-muted"), frame_ref(turn.stop.frame)]
     for error in turn.errors[:3]:
         parts += [("\nprovider error ", "bold $text-error"), safe.content(safe.short(error.message))]
+    if view.finished and timeline is not None:
+        said = turn_ending(timeline, timeline.end)
+        if said is not None:
+            parts += [("\nending ", "bold"), safe.content(said.line(), "$text-muted")]
     return Content.assemble(*parts)
 
 
@@ -113,7 +127,9 @@ def summary_blocks(view: View, timeline: Timeline | None) -> list[Block]:
     turn, tl = view.turn, id(timeline)
     blocks: list[Block] = [Wrapped(
         ("head", tl, view.k < 0, turn.protocol, id(turn.terminal), view.finished, id(turn.stop),
-         tuple(id(e) for e in turn.errors[:3])), lambda: head(view))]
+         tuple(id(e) for e in turn.errors[:3]),
+         sum(call.decision is not None for call in view.calls), len(view.calls)),
+        lambda: head(view, timeline))]
     if view.k < 0:
         return blocks
     for call in view.calls:

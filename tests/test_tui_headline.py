@@ -1,0 +1,43 @@
+"""The decision headline never contradicts the calls under it, and says how the stream ended."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from callscope.core.session import open_input
+from callscope.core.timeline import Timeline
+from callscope.tui.panes.decisions import head
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def timeline(name: str) -> Timeline:
+    session = open_input(str(ROOT / name))
+    built = Timeline.build([(c.t, c.data) for c in session.chunks()])
+    built.end = session.end
+    return built
+
+
+@pytest.mark.parametrize("name", ["sessions/demo.jsonl", "sessions/anthropic/max_tokens.jsonl",
+                                  "sessions/openai-chat/parallel_calls.jsonl"])
+def test_the_headline_agrees_with_the_calls_at_every_step(name: str) -> None:
+    tl = timeline(name)
+    for k in range(len(tl)):
+        view = tl.view(k)
+        text = head(view, tl).plain
+        decided = [c for c in view.calls if c.decision is not None]
+        waiting = [c for c in view.calls if c.decision is None]
+        if decided:
+            assert "turn OPEN" not in text, (k, text)
+        if ("ENDED" in text) and waiting:
+            assert f"{len(decided)} of {len(view.calls)} calls decided" in text, (k, text)
+
+
+def test_the_ending_is_said_once_the_stream_is_over() -> None:
+    tl = timeline("sessions/demo.jsonl")
+    text = head(tl.view(len(tl) - 1), tl).plain
+    assert "ending transport reset by the peer at byte 8329" in text
+    assert "response.function_call_arguments.delta at #20 was never dispatched" in text
+    cut = tl.cut_at(3000)
+    assert "ending transport cut at byte 3000" in head(cut.view(len(cut) - 1), cut).plain
