@@ -81,3 +81,28 @@ def test_timing_says_first_bytes_silences_and_draws_the_arrival() -> None:
     assert f"first byte {chunks[0][0] * 1000:.1f} ms after the request" in lines[1]
     assert "longest silence" in lines[1] and "first tool-call byte" in lines[2]
     assert sparkline([0, 1, 8]) == " ▁█" and timing_lines(Timeline.build([(0.0, b"data: x\n\n")])) == []
+
+
+async def test_many_calls_get_a_compact_list_above_their_lanes_and_a_click_selects_one() -> None:
+    import random
+
+    from callscope.core.synth import ToolCall, Turn, encode
+    from callscope.tui.panes.buffers import BuffersPane, CallList
+
+    calls = tuple(ToolCall("lookup_demo_value", f'{{"key":"k{i}"}}') for i in range(6))
+    data = encode("anthropic", Turn(calls), random.Random(1))
+    app = CallscopeApp([(0.0, data)], source="six")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        pane = app.query_one(BuffersPane)
+        listed = [b for b in pane.blocks if isinstance(b, CallList)]
+        assert listed and [line.plain.split()[0] for line in listed[0].lines] == [
+            str(n) for n in range(1, 7)]
+        assert "lookup_demo_value" in listed[0].lines[0].plain and "EXECUTE" not in listed[0].lines[0].plain
+        top = pane.block_top(pane.blocks.index(listed[0]))
+        pane.scroll_to(y=top, animate=False)
+        await pilot.pause()
+        await pilot.click(BuffersPane, offset=(4, top - round(pane.scroll_y) + 3 + 1))  # (+1: the border)
+        await pilot.pause()
+        assert app.selected == listed[0].calls[3].key

@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.events import Click
 from textual.strip import Strip
 
+from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
 from .folding import fold, fold_rows, render, wrap
@@ -49,6 +50,43 @@ class TurnText(Block):
         pad = Strip.blank(1, view.visual_style.rich_style)
         rows = [Strip.join([pad, row]) for row in render(self._lines(width), style)]
         return rows + [Strip.blank(width, view.visual_style.rich_style)]
+
+
+COMPACT_FROM = 4
+"""From this many calls, a compact list of them (one line each) heads the lanes."""
+
+
+class CallList(Block):
+    """One line per call (number, tool, bytes, draft, verdict): the whole turn at a glance when
+    its lanes do not fit; a click on a line selects that call's lane."""
+
+    def __init__(self, calls: list[CallView]) -> None:
+        self.calls = calls
+        self.lines = [_call_line(call) for call in calls]
+        self.key = ("call-list", tuple((c.key, c.name, c.byte_length, c.draft,
+                                         c.decision.action if c.decision else None) for c in calls))
+
+    def rows(self, width: int) -> int:
+        return len(self.lines) + 1
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        rows = [Strip.join([Strip.blank(1, view.visual_style.rich_style), row])
+                for row in render(self.lines, view.visual_style)]
+        return [row.crop(0, width) for row in rows] + [Strip.blank(width, view.visual_style.rich_style)]
+
+    def call_at(self, row: int) -> CallView | None:
+        return self.calls[row] if 0 <= row < len(self.calls) else None
+
+
+def _call_line(call: CallView) -> Content:
+    verdict = (call.decision.action.upper() + (f" {call.decision.reason}" if call.decision.reason
+                                               else "")) if call.decision else "WAIT"
+    style = {"EXECUTE": "bold $text-success", "WAIT": "bold $text-warning"}.get(
+        verdict.split()[0], "bold $text-error")
+    return Content.assemble((f"{call.order + 1:>3} ", "bold"),
+                            safe.content(safe.short(call.name or call.key, 28), "bold"),
+                            (f"  {call.byte_length} B  {call.draft.value}  ", "$text-muted"),
+                            (verdict, style))
 
 
 class Empty(Block):
@@ -99,6 +137,8 @@ class BuffersPane(RowsView):
         text = _turn_text(view)
         if view.turn.text:
             blocks.append(TurnText(text))
+        if len(view.calls) >= COMPACT_FROM:
+            blocks.append(CallList(list(view.calls)))
         lanes = [Lane(call, self.timeline, view.k, call.key == selected) for call in view.calls]
         blocks += lanes if lanes else [Empty()]
         self.set_blocks(blocks)
@@ -121,9 +161,17 @@ class BuffersPane(RowsView):
         if event.style.meta.get("@click") is not None:
             return  # a fragment: its link moves to the frame
         offset = event.get_content_offset(self)
-        i = None if offset is None else self.block_at(offset.y + round(self.scroll_y))
-        if i is not None and isinstance(self.blocks[i], Lane):
-            self.post_message(Lane.Selected(self.blocks[i].call.key))  # type: ignore[attr-defined]
+        row = None if offset is None else offset.y + round(self.scroll_y)
+        i = None if row is None else self.block_at(row)
+        if i is None or row is None:
+            return
+        block = self.blocks[i]
+        if isinstance(block, Lane):
+            self.post_message(Lane.Selected(block.call.key))
+        elif isinstance(block, CallList):
+            call = block.call_at(row - self.block_top(i))
+            if call is not None:
+                self.post_message(Lane.Selected(call.key))
 
 
 def _turn_text(view: View) -> Content:

@@ -99,15 +99,17 @@ class Lane(Block):
     # -- what it shows ---------------------------------------------------------------------
 
     def title(self) -> Content:
+        """The lane's title: its number and the tool's name (the key and ids are in the head)."""
         call = self.call
         name = safe.content(call.name or "(no name yet)", "bold")
-        return Content.assemble(f"{call.order + 1} ", safe.content(call.key), " · ", name)
+        return Content.assemble(f"{call.order + 1} ", name)
 
     def head(self) -> list[Content]:
         call = self.call
         state = "closed" + (f" @#{call.closed_frame}" if call.closed_frame is not None else "") \
             if call.closed else "open"
-        lines = [Content.assemble(("id ", "$text-muted"), safe.content(call.id or "—"))]
+        lines = [Content.assemble(("key ", "$text-muted"), safe.content(call.key)),
+                 Content.assemble(("id ", "$text-muted"), safe.content(call.id or "—"))]
         if call.call_id:
             lines.append(Content.assemble(("call_id ", "$text-muted"), safe.content(call.call_id)))
         lines.append(Content.assemble(
