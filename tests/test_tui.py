@@ -17,6 +17,7 @@ from callscope.tui.commands import CallscopeCommands, help_rows
 from callscope.tui.export_prompt import ExportPrompt
 from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.frame_view import FrameDetailPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.lane import Lane
 from callscope.tui.screens import DetailScreen, HelpScreen
@@ -41,13 +42,13 @@ def screen_text(app: CallscopeApp) -> str:
 
 
 def frames_text(app: CallscopeApp) -> str:
-    """Every row of the frames pane, rendered through its line API (not only the visible ones),
-    gutters dropped and folded rows joined again."""
+    """Every row of the frame list (a row a frame), rendered through its line API (not only the
+    visible ones, nor cropped to the pane), gutters dropped."""
     pane = app.query_one(FramesPane)
     rows = []
     for index in range(len(app.timeline.frames)):
         rows += [strip.text[2:].rstrip(" ") for strip in pane._frame_strips(index)]
-    return "".join(rows)
+    return "\n".join(rows)
 
 
 def lanes(app: CallscopeApp) -> dict[str, str]:
@@ -147,7 +148,7 @@ async def test_clicking_a_frame_selects_it_and_a_lane_jumps_to_its_frame():
         pane = app.query_one(FramesPane)
         row = pane.row_of_frame(2) - round(pane.scroll_y)
         assert 0 < row < pane.size.height
-        assert await pilot.click(FramesPane, offset=(6, 1 + row + 2))  # +1: the border
+        assert await pilot.click(FramesPane, offset=(6, 1 + row))  # +1: the border
         assert app.cursor == app.timeline.step_for_frame(2)
         await pilot.press("end")
         await pilot.pause()
@@ -329,7 +330,7 @@ async def test_search_marks_and_steps_through_matches():
         await pilot.press("v")  # filter: only the matching frames are laid out
         shown = {pane.frame_of_row(row) for row in range(pane.virtual_size.height)}
         assert shown == set(matches) and "filter" in app.query_one("#status").content.plain
-        assert await pilot.click(FramesPane, offset=(6, 2))
+        assert await pilot.click(FramesPane, offset=(6, 1))  # the first row listed
         assert app.timeline.view(app.cursor).frame.index == matches[0]
         # Navigation obeys the filter: every key lands on a frame it shows.
         for key in ["n"] * (len(matches) + 2) + ["end", "p", "home", "right", "right", "left"]:
@@ -453,8 +454,9 @@ async def test_untrusted_text_is_shown_literally_in_every_pane():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("end")
         await pilot.pause()
-        texts = {"frames": frames_text(app), "buffers": "\n".join(lanes(app).values()),
-                 "decisions": decisions_text(app), "screen": screen_text(app)}
+        texts = {"frames": frames_text(app) + app.query_one(FrameDetailPane).plain(),
+                 "buffers": "\n".join(lanes(app).values()), "decisions": decisions_text(app),
+                 "screen": screen_text(app)}
         app.cursor = app.timeline.step_for_frame(1)  # the frame whose event name is hostile
         await pilot.press("enter")
         await pilot.pause()
@@ -498,7 +500,7 @@ async def test_a_huge_session_renders_only_what_is_on_screen():
         await pilot.press("end")
         await pilot.pause()
         pane = app.query_one(FramesPane)
-        assert pane.virtual_size.height > 10_000 * 3
+        assert pane.virtual_size.height == len(app.timeline.frames) > 9_000  # a row a frame
         assert len(pane._cache) <= 30  # the frames of the screenfuls shown, not 10,000
         assert pane.view.frame.index == len(app.timeline.frames) - 1
         assert "step" in screen_text(app)
@@ -586,10 +588,12 @@ async def test_chunk_boundaries_are_marked_even_inside_a_character():
     app = CallscopeApp([(0.0, data[:5]), (0.5, data[5:split]), (1.0, data[split:])], source="s")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("end")
-        text = frames_text(app)
+        text = app.query_one(FrameDetailPane).plain()
         assert 'data:┊ {"a":"┊é"}␊' in text  # the character stays whole, the mark goes before it
         # completion is the arrival of the last chunk, and the first byte's arrival is shown
-        assert "chunks 0–2  t+1.000s (first byte +0.0ms)" in text
+        assert "first byte +0.0ms" in text and "complete +1.000s" in text
+        row = frames_text(app)  # the list's row: since the start, since the previous frame
+        assert row.startswith("#0 ") and " 1.000s " in row
 
 
 async def test_play_stops_at_a_named_event_type():

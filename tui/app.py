@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import Footer, Static
@@ -41,6 +41,7 @@ from .gcpolicy import GcPolicy
 from .indexer import BACKGROUND_BYTES, Indexer
 from .panes.buffers import BuffersPane
 from .panes.decisions import DecisionsPane
+from .panes.frame_view import FrameDetailPane
 from .panes.frames import FramesPane
 from .panes.lane import Lane
 from .player import Player
@@ -49,7 +50,7 @@ from .status import status_line
 
 
 class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
-    """Step through a recorded stream: raw frames | argument buffers | gate decisions."""
+    """Step through a recorded stream: frames and the frame | argument buffers | decisions."""
 
     CSS_PATH = "app.tcss"
     TITLE = "callscope"
@@ -104,7 +105,9 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="status")
         with Horizontal(id="panes"):
-            yield FramesPane(id="frames")
+            with Vertical(id="left"):
+                yield FramesPane(id="frames")
+                yield FrameDetailPane(id="frame-detail")
             yield BuffersPane(id="buffers")
             yield DecisionsPane(id="decisions")
         yield Footer()
@@ -118,7 +121,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
             self.theme = saved
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.query_one("#status").set_class(bool(self.note), "-note")
-        self.query_one("#frames").border_title = "raw frames"
+        self.query_one("#frames").border_title = "frames"
         self.query_one("#buffers").border_title = "argument buffers"
         self.query_one("#decisions").border_title = "harness decisions"
         self._load()
@@ -151,8 +154,8 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
             self.cursor = len(timeline) - 1
 
     def _load(self) -> None:
-        for pane in (self.query_one(FramesPane), self.query_one(BuffersPane),
-                     self.query_one(DecisionsPane)):
+        for pane in (self.query_one(FramesPane), self.query_one(FrameDetailPane),
+                     self.query_one(BuffersPane), self.query_one(DecisionsPane)):
             pane.load(self.timeline)
         self._find(self.search_text)
         self.refresh_view()
@@ -167,6 +170,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
             self.selected = None
         only = self.matches if self.filtering and self.search_text else None
         self.query_one(FramesPane).show(view, frozenset(self.matches), only)
+        self.query_one(FrameDetailPane).show(view)
         self.query_one(BuffersPane).show(view, self.selected)
         self.query_one(DecisionsPane).show(view)
         status = self.query_one("#status", Static)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import orjson
 from textual.app import ComposeResult
@@ -101,7 +101,9 @@ def hexdump(raw: bytes, limit: int = 1024) -> str:
     return "\n".join(rows)
 
 
-def frame_detail(timeline: Timeline, index: int) -> Content:
+def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None = None) -> Content:
+    """Frame ``index``'s fields, data, bytes and effects; ``raw``: its raw lines as drawn by the
+    caller (with chunk marks), instead of the plain ones."""
     frame = timeline.frames[index]
     timed = len({c.t for c in timeline.chunks}) > 1
     arrived, done = timeline.frame_times(index) if timed else (None, None)
@@ -129,9 +131,10 @@ def frame_detail(timeline: Timeline, index: int) -> Content:
     except orjson.JSONDecodeError:
         parts += [("\nData (not JSON)\n", "bold $text-primary"), safe.lines(frame.data)]
     parts.append(("\n\nRaw bytes (line ends shown)\n", "bold $text-primary"))
-    for start, end in line_spans(frame.raw):
-        parts += [safe.content(frame.raw[start:end].decode("utf-8", "replace"), "",
-                               "$text-secondary"), "\n"]
+    for line in raw if raw is not None else (
+            safe.content(frame.raw[start:end].decode("utf-8", "replace"), "", "$text-secondary")
+            for start, end in line_spans(frame.raw)):
+        parts += [line, "\n"]
     parts += [("\nHex\n", "bold $text-primary"), hexdump(frame.raw), "\n"]
     k = timeline.frame_steps[index]
     effects: list[safe.Part] = []

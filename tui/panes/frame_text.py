@@ -1,14 +1,8 @@
-"""What a frame's rows say, whatever the pane's width: its header and its raw lines, measured and
-drawn as text (the frames pane folds them into rows, lays them out and scrolls).
-
-A live stream's block still arriving is shown after its last frame: :func:`arriving` finds
-its bytes.
-
-A header says which frame, what it is (its event, or why it dispatched nothing), its byte span,
-the network chunks it came in and, for a timed recording, when it completed. A raw line shows
-every byte (escapes visible, see :mod:`..safe`), with a ┊ where a network chunk boundary fell
-inside it (red when the boundary split a UTF-8 character) and, for a frame not decoded yet at
-the step shown, its bytes not received yet dimmed.
+"""Raw bytes drawn as text: a frame's lines (or the bytes still arriving), every byte visible
+(escapes, see :mod:`..safe`), with a ┊ where a network chunk boundary fell inside a line (red
+when the boundary split a UTF-8 character) and, from a given byte on, the bytes not received yet
+dimmed. The frame detail draws a frame's raw lines with it, the frame list the block still
+arriving after a live stream's last frame (:func:`arriving` finds its bytes).
 """
 
 from __future__ import annotations
@@ -18,10 +12,9 @@ from bisect import bisect_left, bisect_right
 from textual.content import Content
 from textual.style import Style
 
-from ...core.frame import Frame
 from ...core.timeline import Timeline
 from .. import safe
-from .rawbytes import cells, char_start, fmt_time, line_spans
+from .rawbytes import cells, char_start, line_spans
 
 CHUNK_MARK = "┊"
 
@@ -39,15 +32,6 @@ class FrameText:
         self.boundaries = [c.start for c in timeline.chunks]
         # Timing is shown only when the recording has some: one chunk, or no times, says nothing.
         self.timed = len({c.t for c in timeline.chunks}) > 1
-
-    def measure(self, frame: Frame) -> list[int]:
-        """Display cells of the header, then of each raw line (markers included)."""
-        kind, meta = self.header_parts(frame)
-        # meta is ours and every character in it is one cell wide: only kind needs measuring.
-        shown = safe.plain(kind)
-        widths = [len(f"#{frame.index} ") + cells(shown)
-                  + 2 + len(meta)]
-        return widths + self.line_widths(frame.raw, frame.start)
 
     def line_widths(self, raw: bytes, origin: int) -> list[int]:
         """Display cells of each raw line of the bytes at stream offset ``origin``."""
@@ -71,38 +55,6 @@ class FrameText:
         if start == 0:  # a boundary at the frame's first byte is shown in the header, not the text
             lo = bisect_right(self.boundaries, origin)
         return [b - origin for b in self.boundaries[lo:hi]]
-
-    def header_parts(self, frame: Frame) -> tuple[str, str]:
-        """(what the frame is, where and when it arrived), as plain strings."""
-        assert self.timeline is not None
-        index = frame.index
-        timing = ""
-        if self.timed:
-            arrived, done = self.timeline.frame_times(index)
-            prev = self.timeline.frame_times(index - 1)[1] if index else None
-            if done is not None:
-                timing = f"  t{fmt_time(done)}"
-                if prev is not None:
-                    timing += f" Δ{fmt_time(done - prev, '')}"
-                if arrived is not None and arrived != done:
-                    timing += f" (first byte {fmt_time(arrived)})"
-        chunks = (f"chunk {frame.first_chunk}" if frame.first_chunk == frame.last_chunk
-                  else f"chunks {frame.first_chunk}–{frame.last_chunk}")
-        kind = frame.event_type if frame.dispatch else (
-            "comment" if frame.comments and not frame.data else
-            "unterminated" if not frame.terminated else "no dispatch")
-        return kind, f"{frame.start}–{frame.end} ({frame.end - frame.start} B) {chunks}{timing}"
-
-    def header(self, frame: Frame, index: int, role: str, matched: bool,
-               st: dict[str, Style]) -> Content:
-        kind, meta = self.header_parts(frame)
-        style = st["current"] if role == "current" else st["header"] if role == "past" else (
-            st["future"])
-        return Content.assemble(
-            (f"#{index} ", style), safe.content(kind, st["match"] if matched else style,
-                                                st["escape"]),
-            (f"  {meta}", style),
-        )
 
     def line(self, raw: bytes, origin: int, start: int, end: int, split_at: int | None,
               muted: Style | None, st: dict[str, Style]) -> Content:

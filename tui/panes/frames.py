@@ -1,23 +1,23 @@
-"""The raw frames pane: every SSE block as the bytes arrived, rendered lazily with the line API.
+"""The frame list: one row per SSE frame, rendered lazily with the line API.
 
-Each frame is a header row (index, byte span, timing, chunks, event) and its raw lines, folded to
-the pane's width, with every invisible byte made visible (CR ␍, LF ␊, BOM, controls) and a ┊ where
-a network chunk boundary fell inside the frame. Only the rows on screen are rendered; a frame's
-rows are cached (LRU, as Toolong caches its lines) under a key that changes only when that frame's
-look changes, so moving the cursor re-renders a handful of frames, whatever the session's size.
-
-What a frame's rows say (its header and raw lines, as text) is :mod:`.frame_text`'s; this pane
-folds them to its width, lays the frames out, caches their rows and follows the cursor.
+A row says which frame (number, stream offset, size), when it completed (since the stream began,
+and since the previous frame, as Wireshark's time columns), its event, and what it carried (see
+:mod:`.frame_row`); the columns' header is the pane's title. Only the rows on screen are drawn;
+a frame's row is cached (LRU, as Toolong caches its lines) under a key that changes only when
+that frame's look changes, so moving the cursor re-draws two or three rows, whatever the
+session's size. The cursor's frame is highlighted, frames not decoded yet at the cursor are
+dimmed, and with the app's filter on only the matching frames are listed. The selected frame's
+fields and raw bytes are :mod:`.frame_view`'s, beside this list.
 
 A live stream's timeline grows: :meth:`FramesPane.grow` takes in the frames it added, and the
-block still arriving (bytes no frame holds yet) is drawn dimmed after the last frame.
+block still arriving (bytes no frame holds yet) is a dimmed row after the last frame.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import accumulate
+from dataclasses import replace
 
 from textual.cache import LRUCache
 from textual.content import Content
@@ -29,7 +29,7 @@ from textual.strip import Strip
 from textual.style import Style
 
 from ...core.timeline import Timeline, View
-from .folding import fold_strip
+from .frame_row import COMPACT, Columns, event_width, row
 from .frame_text import FrameText, arriving
 from .paint import PaintCache, render_lines
 from .rawbytes import line_spans, whole_chars
@@ -39,11 +39,12 @@ GUTTER = 2
 
 
 class FramesPane(PaneScroll, can_focus=False):
-    """Raw SSE frames, one model, one cursor: it renders what the app's view says."""
+    """The frames, a row each, one model, one cursor: it renders what the app's view says."""
 
     COMPONENT_CLASSES = {
         "frames--header", "frames--current", "frames--future", "frames--dim", "frames--escape",
-        "frames--chunk", "frames--split", "frames--match", "frames--bar",
+        "frames--chunk", "frames--split", "frames--match", "frames--bar", "frames--call",
+        "frames--text", "frames--stop", "frames--anomaly", "frames--decision",
     }
     DEFAULT_CSS = """
     FramesPane {
@@ -57,6 +58,11 @@ class FramesPane(PaneScroll, can_focus=False):
         & > .frames--split { color: $error; text-style: bold reverse; }
         & > .frames--match { color: $text-warning; text-style: bold; }
         & > .frames--bar { color: $primary; }
+        & > .frames--call { color: $text-accent; text-style: bold; }
+        & > .frames--text { color: $text-success; }
+        & > .frames--stop { color: $text-warning; text-style: bold; }
+        & > .frames--anomaly { color: $text-error; text-style: bold; }
+        & > .frames--decision { color: $text-primary; text-style: bold; }
     }
     """
 
@@ -70,7 +76,9 @@ class FramesPane(PaneScroll, can_focus=False):
         self.timeline: Timeline | None = None
         self.view: View | None = None
         self.matches: frozenset[int] = frozenset()
-        self._widths: list[list[int]] = []  # display cells per line, per frame
+        self._widths: list[int] = []  # rows per frame (one), as many as the frames taken in
+        self.columns = Columns(4, 6, 6, False)
+        self._event_width = 0
         self._starts: list[int] = [0]  # first row of each shown frame, and the total at the end
         self._only: list[int] | None = None  # the frames shown when filtering (sorted)
         self._layout_width = 0
@@ -92,11 +100,13 @@ class FramesPane(PaneScroll, can_focus=False):
     # -- model ---------------------------------------------------------------------------------
 
     def load(self, timeline: Timeline) -> None:
-        """A new timeline (start, cut, rechunk): measure every line once, width-independent."""
+        """A new timeline (start, cut, rechunk)."""
         self.timeline = timeline
-        text = self._text
-        text.load(timeline)
-        self._widths = [text.measure(f) for f in timeline.frames]
+        self._text.load(timeline)
+        self._widths = [1] * len(timeline.frames)
+        self._event_width = event_width(timeline.frames)
+        self.columns = Columns.of(timeline, self._text.timed, self._event_width)
+        self.border_title = self.columns.title()
         self._cache.clear()
         self._paint.clear()  # (its keys are frame indices: of the timeline shown)
         self._only = None
@@ -110,8 +120,8 @@ class FramesPane(PaneScroll, can_focus=False):
         :meth:`load` or the last :meth:`grow`, and the block still arriving.
 
         Frames are only appended, and a frame is complete before it is indexed (its bytes, chunk
-        marks and times are final), so the rows laid out and cached stay valid: only the new
-        frames are measured and laid out, and the scroll position stays. With ``follow`` (the
+        marks and times are final), so the rows laid out and cached stay valid (unless the
+        columns widen): only the new frames are laid out, and the scroll position stays. With ``follow`` (the
         app follows the stream), the newest rows are kept in view while the cursor is on the
         last step."""
         timeline = self.timeline
@@ -120,20 +130,21 @@ class FramesPane(PaneScroll, can_focus=False):
         self._pin_end = follow
         text = self._text
         new_chunks = timeline.chunks[len(text.boundaries):]
-        # Timing shows once two chunks arrived at different times; it changes every header's
-        # width, so that (once per stream) measures everything again.
-        if not text.timed and any(c.t != timeline.chunks[0].t for c in new_chunks):
-            self.load(timeline)
-            self._pin_end = follow
-            return
         text.boundaries.extend(c.start for c in new_chunks)
+        text.timed = text.timed or any(c.t != timeline.chunks[0].t for c in new_chunks)
         first = len(self._widths)
-        self._widths.extend(text.measure(f) for f in timeline.frames[first:])
+        self._event_width = event_width(timeline.frames[first:], self._event_width)
+        columns = replace(Columns.of(timeline, text.timed, self._event_width),
+                          compact=self.columns.compact)
+        if columns != self.columns:  # timing came, or a column widened: every row changes
+            self.columns = columns
+            self.border_title = columns.title()
+            self._cache.clear()
+            self._paint.clear()
+        self._widths.extend([1] * (len(timeline.frames) - first))
         self._take_tail()
         if self._layout_width and self._only is None:  # (a filter lays out in show())
-            body = self._layout_width - GUTTER
-            counts = (self._rows(widths, body) for widths in self._widths[first:])
-            self._starts += list(accumulate(counts, initial=self._starts[-1]))[1:]
+            self._starts += range(first + 1, len(self._widths) + 1)
         self._set_size()
         self.refresh()
 
@@ -191,9 +202,10 @@ class FramesPane(PaneScroll, can_focus=False):
         if width == self._layout_width:
             return False
         self._layout_width = width
-        body = width - GUTTER
-        counts = (self._rows(self._widths[i], body) for i in self._shown())
-        self._starts = [0, *accumulate(counts)]
+        if self.columns.compact != (width < COMPACT):  # (the rows' cache keys hold the width)
+            self.columns = replace(self.columns, compact=width < COMPACT)
+            self.border_title = self.columns.title()
+        self._starts = list(range(len(self._shown()) + 1))
         self._cache.clear()
         with self.own_scroll():
             self._set_size()
@@ -207,11 +219,6 @@ class FramesPane(PaneScroll, can_focus=False):
                                immediate=True)
                 self._followed = (self._frame_index(), width)
         return True
-
-    @staticmethod
-    def _rows(widths: list[int], body: int) -> int:
-        """Rows of a frame whose lines are ``widths`` cells wide, folded to ``body`` cells."""
-        return sum(max(1, -(-w // body)) for w in widths)
 
     def _set_size(self) -> None:
         set_virtual_size(self, Size(self._layout_width,
@@ -249,19 +256,20 @@ class FramesPane(PaneScroll, can_focus=False):
         return self._shown()[bisect_right(self._starts, row) - 1]
 
     def _follow(self) -> None:
-        """Keep the current frame's header on screen (with a filter: the nearest shown one);
-        following a growing stream at its last step, show its newest rows too (as tail -f)."""
-        if self.view is None or self.view.frame is None or not self.size.height or self._kept:
+        """Keep the current frame's row on screen (with a filter: the nearest shown one), or
+        the top before the first frame; following a growing stream at its last step, show its
+        newest rows too (as tail -f)."""
+        if self.view is None or not self.size.height or self._kept:
             return
-        self._followed = (self.view.frame.index, self._layout_width)
-        row = self.row_of_frame(self.view.frame.index)
+        self._followed = (self._frame_index(), self._layout_width)
+        row = 0 if self.view.frame is None else self.row_of_frame(self.view.frame.index)
         top, height = round(self.scroll_y), self.scrollable_content_region.height
         if self._pin_end and self.timeline is not None and self.view.k == len(self.timeline) - 1:
             y = max(0, min(row, self.virtual_size.height - height))
             if y != top:
                 with self.own_scroll():
                     self.scroll_to(y=y, animate=False, immediate=True)
-        elif not top <= row < top + height - 1:
+        elif not top <= row < top + height:
             with self.own_scroll():
                 self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
 
@@ -337,47 +345,29 @@ class FramesPane(PaneScroll, can_focus=False):
         return cached
 
     def _styles(self) -> dict[str, Style]:
-        """The component styles, resolved once per theme (nine CSS look-ups a frame drawn)."""
+        """The component styles, resolved once per theme (CSS look-ups for every row drawn)."""
         theme = self.app.theme
         if self._theme_styles is None or self._theme_styles[0] != theme:
             self._theme_styles = (theme, {name: self.get_visual_style(f"frames--{name}") for name in (
-                "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar")})
+                "header", "current", "future", "dim", "escape", "chunk", "split", "match", "bar",
+                "call", "text", "stop", "anomaly", "decision")})
         return self._theme_styles[1]
 
     def _render_frame(self, index: int, role: str, partial: int | None) -> list[Strip]:
+        """The frame's row (one), as wide as it is: the pane crops it."""
         assert self.timeline is not None
-        frame = self.timeline.frames[index]
         st = self._styles()
         # The gutter: a bar on the current frame, a diamond on search matches.
         gutter = Content.assemble(("▌" if role == "current" else " ", st["bar"]),
                                   ("◆" if index in self.matches else " ", st["match"]))
-        widths = self._widths[index]
-        text = self._text
-        lines = [text.header(frame, index, role, index in self.matches, st)]
-        split_at = partial - frame.start if role == "future" and partial is not None else None
-        muted = st["dim"] if not frame.dispatch else None
-        lines += [text.line(frame.raw, frame.start, start, end, split_at, muted, st)
-                  for start, end in line_spans(frame.raw)]
-        return self._fold(lines, widths, gutter)
-
-    def _fold(self, lines: list[Content], widths: list[int], gutter: Content) -> list[Strip]:
-        """The rows of these lines (``widths`` cells wide), folded to the pane, gutter first.
-        Each line is rendered once and its segments cut into rows (see folding.fold_strip)."""
-        body_width = self._layout_width - GUTTER
-        style = self.visual_style
-        lead = list(gutter.render_segments(style))
-        rows: list[Strip] = []
-        for line, width in zip(lines, widths, strict=True):
-            want = max(1, -(-width // body_width))
-            # (``width`` is the line's measured cells: measuring the Content again walks every
-            # character of a line that is not all one-cell characters)
-            folded = fold_strip(Strip(line.render_segments(style), width), body_width)
-            for part in (folded + [Strip.blank(0)] * want)[:want]:
-                rows.append(Strip([*lead, *part], GUTTER + part.cell_length))
-        return rows
+        base = {"current": st["current"], "future": st["future"], "arrived": st["dim"]}.get(
+            role, Style())
+        line = Content.assemble(gutter, row(self.timeline, index, self.columns, base,
+                                            index in self.matches, st))
+        return [Strip(line.render_segments(self.visual_style), line.cell_length)]
 
     def _tail_strips(self) -> list[Strip]:
-        """The rows of the block still arriving: a header and its bytes so far, all dimmed
+        """The row of the block still arriving: a header and its bytes so far, all dimmed
         (none while a filter shows only matching frames)."""
         if not self._tail or self._only is not None or not self._layout_width:
             return []
@@ -389,12 +379,11 @@ class FramesPane(PaneScroll, can_focus=False):
         raw = whole_chars(self._tail)
         future, escape = (self.get_visual_style(f"frames--{n}") for n in ("future", "escape"))
         st = {"future": future, "escape": escape, "chunk": future, "split": future}
-        header = Content.styled(f"#{len(self.timeline.frames)} arriving  {origin}–{end} "
-                                f"({len(self._tail)} B so far)", future)
+        header = Content.styled(f"  #{len(self.timeline.frames)} arriving  {origin}–{end} "
+                                f"({len(self._tail)} B so far)  ", future)
         text = self._text
-        lines = [header] + [text.line(raw, origin, start, end, None, future, st)
-                            for start, end in line_spans(raw)]
-        widths = [header.cell_length, *text.line_widths(raw, origin)]
-        strips = self._fold(lines, widths, Content("  "))
+        line = Content.assemble(header, *(text.line(raw, origin, start, end, None, future, st)
+                                          for start, end in line_spans(raw)))
+        strips = [Strip(line.render_segments(self.visual_style), line.cell_length)]
         self._tail_cache = (key, strips)
         return strips

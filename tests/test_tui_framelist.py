@@ -1,0 +1,151 @@
+"""The frame list: a row a frame (columns, what it carries), the selected frame's detail beside
+it, one cursor for both (browsing the list moves it; home and end are followed), the filter."""
+
+from __future__ import annotations
+
+import pathlib
+
+from callscope.core.session import open_input
+from callscope.tui.app import CallscopeApp
+from callscope.tui.panes.frame_row import EVENT_MAX, carries
+from callscope.tui.panes.frame_view import FrameDetailPane
+from callscope.tui.panes.frames import FramesPane
+from test_tui import check_in_sync
+from textual.widgets import Input
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SIZE = (160, 45)
+
+
+def demo_app() -> CallscopeApp:
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    return CallscopeApp([(c.t, c.data) for c in session.chunks()], source="demo")
+
+
+def row_text(app: CallscopeApp, index: int) -> str:
+    """Frame ``index``'s row, whole (not cropped to the pane), gutter dropped."""
+    return app.query_one(FramesPane)._frame_strips(index)[0].text[2:]
+
+
+def listed(app: CallscopeApp) -> list[int]:
+    pane = app.query_one(FramesPane)
+    return [pane.frame_of_row(row) for row in range(pane.virtual_size.height)]
+
+
+async def test_a_row_per_frame_with_its_columns_and_what_it_carries() -> None:
+    app = demo_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        tl, pane = app.timeline, app.query_one(FramesPane)
+        assert listed(app) == list(range(len(tl.frames)))  # one row each, in order
+        assert pane.border_title.split()[:6] == ["#", "offset", "size", "time", "Δprev", "event"]
+        fragment = next(i for i, f in enumerate(tl.frames)
+                        if f.event == "response.function_call_arguments.delta")
+        frame = tl.frames[fragment]
+        cells = row_text(app, fragment).split()
+        assert cells[:3] == [f"#{fragment}", str(frame.start), f"{frame.end - frame.start}B"]
+        done, prev = tl.frame_times(fragment)[1], tl.frame_times(fragment - 1)[1]
+        assert cells[3] == f"{done * 1000:.1f}ms" and cells[4] == f"+{(done - prev) * 1000:.1f}ms"
+        assert cells[5].startswith("…") and frame.event.endswith(cells[5][1:])  # its end kept
+        assert len(cells[5]) == EVENT_MAX
+        said = [text for text, _ in carries(tl, fragment)]
+        assert said[-1] == "call 1 lookup_demo_value" and said[0].startswith('"')  # the fragment
+        assert "call 1 lookup_demo_value" in row_text(app, fragment)
+        # the last frame was never terminated: an anomaly, marked
+        last = row_text(app, len(tl.frames) - 1)
+        assert "unterminated" in last and "⚠ missing_terminal" in last
+        first = row_text(app, 0)
+        assert first.split()[:3] == ["#0", "0", f"{tl.frames[0].end}B"]
+        await pilot.resize_terminal(80, 24)  # a narrow pane: number, event, what it carries
+        await pilot.pause()
+        assert pane.columns.compact and pane.border_title.split() == ["#", "event", "carries"]
+        cells = row_text(app, fragment).split()
+        assert cells[0] == f"#{fragment}" and frame.event.endswith(cells[1][1:])
+        assert "call 1 lookup_demo_value" in row_text(app, fragment)
+
+
+async def test_browsing_the_list_moves_the_cursor_and_every_pane_follows() -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        for index in (5, 12, 2):
+            row = pane.row_of_frame(index) - round(pane.scroll_y)
+            assert await pilot.click(FramesPane, offset=(10, 1 + row))  # +1: the border
+            await pilot.pause()
+            assert app.cursor == app.timeline.step_for_frame(index)
+            check_in_sync(app)  # the list, the lanes and the decisions: at the cursor
+            detail = app.query_one(FrameDetailPane)
+            assert detail.index == index and detail.border_title == f"frame #{index}"
+            # the cursor's row is highlighted: the bar in the gutter
+            assert pane._frame_strips(index)[0].text[0] == "▌"
+            assert all(pane._frame_strips(i)[0].text[0] == " " for i in (0, 1, 3) if i != index)
+
+
+async def test_the_detail_beside_the_list_follows_the_cursor() -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        detail = app.query_one(FrameDetailPane)
+        assert detail.index is None and "No frame yet" in detail.plain()
+        for _ in range(4):
+            await pilot.press("right")
+            await pilot.pause()
+            frame = app.timeline.view(app.cursor).frame
+            text = detail.plain()
+            assert detail.index == frame.index
+            assert f"bytes {frame.start}–{frame.end}" in text
+            assert "Data (parsed JSON, pretty)" in text and '\n  "type": ' in text
+            assert f"event: {frame.event}".replace("\n", "") in text.replace("┊", "")
+            assert "␊" in text  # line ends shown
+        # chunk boundaries inside the frame are marked
+        split = next(i for i, f in enumerate(app.timeline.frames) if f.first_chunk != f.last_chunk)
+        app.action_goto_frame(split)
+        await pilot.pause()
+        assert "┊" in detail.plain().split("Raw bytes")[1]
+
+
+async def test_home_after_end_brings_the_list_back_to_the_top() -> None:
+    """Regression: at step 0 no frame is complete yet, and the list did not follow the cursor
+    there: after end, home left it scrolled to the last frames."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        assert pane.max_scroll_y > 0  # (the list is taller than its pane)
+        await pilot.press("end")
+        await pilot.pause()
+        last = len(app.timeline.frames) - 1
+        top = round(pane.scroll_y)
+        assert top > 0 and top <= pane.row_of_frame(last) < top + pane.scrollable_content_region.height
+        await pilot.press("home")
+        await pilot.pause()
+        assert app.cursor == 0 and round(pane.scroll_y) == 0
+        assert "No frame yet" in app.query_one(FrameDetailPane).plain()
+        await pilot.press("end", "home", "end")
+        await pilot.pause()
+        assert round(pane.scroll_y) == top
+
+
+async def test_the_filter_lists_only_the_matching_frames() -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "call = 2"
+        await pilot.press("enter")
+        await pilot.pause()
+        matches = list(app.matches)
+        assert 0 < len(matches) < len(app.timeline.frames)
+        assert listed(app) == list(range(len(app.timeline.frames)))  # marked, not yet hidden
+        await pilot.press("v")
+        await pilot.pause()
+        assert listed(app) == matches
+        pane = app.query_one(FramesPane)
+        assert await pilot.click(FramesPane, offset=(10, 1 + 1))  # the second row listed
+        await pilot.pause()
+        assert app.timeline.view(app.cursor).frame.index == matches[1]
+        assert app.query_one(FrameDetailPane).index == matches[1]
+        await pilot.press("v")
+        await pilot.pause()
+        assert listed(app) == list(range(len(app.timeline.frames)))
+        assert pane.virtual_size.height == len(app.timeline.frames)

@@ -1,0 +1,200 @@
+"""One row of the frame list: a frame's number, offset, size, times and event, and what it carries.
+
+The columns are fixed-width (:class:`Columns`, sized once per timeline from its frame count and
+byte total), so rows line up and the column header (the pane's title) fits them. The times are
+Wireshark's: since the stream began, and since the previous frame completed. What a frame
+carries comes from the timeline's steps for that frame (the group its :class:`FrameStep` opens):
+which call and tool, the fragment it appended, text, a stop reason, usage, an end, an error,
+the gate's verdicts, and anomaly codes marked ⚠. Stream text is shown as text (see :mod:`..safe`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.style import Style
+
+from ...core.engine import CallStep, DecisionStep
+from ...core.events import (
+    Anomaly,
+    ArgumentPiece,
+    ArgumentsAppended,
+    ArgumentsSet,
+    CallClosed,
+    CallCut,
+    CallIdentified,
+    CallOpened,
+    FinalCopy,
+    ProviderError,
+    StopReported,
+    TextAppended,
+    TurnEnded,
+    UsageReported,
+)
+from ...core.frame import Frame
+from ...core.timeline import Timeline
+from .. import safe
+from .rawbytes import fmt_time
+
+COMPACT = 64  # a pane narrower than this many cells lists frames compactly (Columns.compact)
+PREVIEW = 40  # characters of a fragment or text shown in a row
+EVENT_MAX = 24  # cells of the event column at most (a longer event keeps its end, after …)
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The widths of the fixed columns (the summary takes the rest of the row)."""
+
+    number: int
+    offset: int
+    size: int
+    timed: bool
+    time: int = 8
+    event: int = 12
+    compact: bool = False
+    """A narrow pane: the number, event and what it carries only (offset, size and times are
+    in the frame's detail)."""
+
+    @classmethod
+    def of(cls, timeline: Timeline, timed: bool, event: int) -> Columns:
+        """For this timeline; ``timed``: it has times to show (see FrameText.timed); ``event``:
+        the widest event (see :func:`event_width`)."""
+        frames, total = len(timeline.frames), timeline.total_bytes
+        return cls(number=max(3, len(str(frames))) + 1, offset=max(6, len(str(total))), size=6,
+                   timed=timed, event=min(max(event, 5), EVENT_MAX))
+
+    @property
+    def event_cells(self) -> int:
+        """The event column's width (narrower when compact)."""
+        return min(self.event, 12) if self.compact else self.event
+
+    def title(self) -> str:
+        """The column header, as wide as the row's columns."""
+        parts = ["#".ljust(self.number)]
+        if not self.compact:
+            parts += ["offset".rjust(self.offset), "size".rjust(self.size)]
+        if self.timed and not self.compact:
+            parts += ["time".rjust(self.time), "Δprev".rjust(self.time)]
+        return " ".join([*parts, "event".ljust(self.event_cells), "carries"])
+
+
+def kind_of(frame: Frame) -> str:
+    """What the frame is: its event, or why it dispatched nothing."""
+    if frame.dispatch:
+        return frame.event_type
+    return ("comment" if frame.comments and not frame.data else
+            "unterminated" if not frame.terminated else "no dispatch")
+
+
+def event_width(frames: Iterable[Frame], widest: int = 0) -> int:
+    """The widest event of ``frames`` (or ``widest``, if wider), up to :data:`EVENT_MAX`."""
+    for frame in frames:
+        if widest >= EVENT_MAX:
+            break
+        widest = max(widest, len(kind_of(frame)))
+    return min(widest, EVENT_MAX)
+
+
+def fixed(timeline: Timeline, index: int, cols: Columns) -> str:
+    """The fixed columns of frame ``index`` (ours: one cell per character), event excluded."""
+    frame = timeline.frames[index]
+    parts = [f"#{index}".ljust(cols.number)]
+    if cols.compact:
+        return parts[0] + " "
+    parts += [str(frame.start).rjust(cols.offset), f"{frame.end - frame.start}B".rjust(cols.size)]
+    if cols.timed:
+        done = timeline.frame_times(index)[1]
+        prev = timeline.frame_times(index - 1)[1] if index else None
+        since = fmt_time(done - prev, "+") if done is not None and prev is not None else ""
+        parts += [fmt_time(done, "").rjust(cols.time), since.rjust(cols.time)]
+    return " ".join(parts) + " "
+
+
+def _quote(text: str) -> str:
+    return '"' + safe.short(text, PREVIEW) + '"'
+
+
+def carries(timeline: Timeline, index: int) -> list[tuple[str, str]]:
+    """What frame ``index`` did, as (what, style name) pieces; style names: ``call``, ``text``,
+    ``stop``, ``anomaly``, ``decision``, ``dim``."""
+    if index >= len(timeline.frame_steps):
+        return []
+    first, last = timeline.frame_steps[index] + 1, timeline.step_for_frame(index)
+    out: list[tuple[str, str]] = []
+    calls: list[tuple[str, str]] = []  # which calls and tools: after what the frame carried
+    seen_calls: set[str] = set()
+    for j in range(first, last + 1):
+        step = timeline.steps[j]
+        if isinstance(step, DecisionStep):
+            d = step.decision
+            out.append((f"{d.action} {d.call}", "decision"))
+            continue
+        if not isinstance(step, CallStep):
+            continue
+        ev = step.event
+        if isinstance(ev, Anomaly):
+            out.append((f"⚠ {ev.code}", "anomaly"))
+            continue
+        for anomaly in step.inherited:
+            out.append((f"⚠ {anomaly.code}", "anomaly"))
+        key = getattr(ev, "key", None)
+        if isinstance(key, str) and key not in seen_calls and key in timeline.calls:
+            seen_calls.add(key)
+            call = timeline.calls[key].view(j, -1)
+            calls.append((f"call {call.order + 1} {call.name or key}", "call"))
+        if isinstance(ev, ArgumentsAppended):
+            out.append((_quote(ev.fragment), "text"))
+        elif isinstance(ev, ArgumentsSet):
+            out.append(("= " + _quote(ev.text), "text"))
+        elif isinstance(ev, FinalCopy):
+            out.append(("final " + _quote(ev.arguments), "text"))
+        elif isinstance(ev, ArgumentPiece):
+            out.append((f"{ev.path} = {safe.short(repr(ev.value), PREVIEW)}", "text"))
+        elif isinstance(ev, CallOpened):
+            out.append(("opened", "dim"))
+        elif isinstance(ev, CallIdentified):
+            out.append(("identified", "dim"))
+        elif isinstance(ev, CallClosed):
+            out.append(("closed", "dim"))
+        elif isinstance(ev, CallCut):
+            out.append((f"cut: {ev.why}", "anomaly"))
+        elif isinstance(ev, TextAppended):
+            out.append((f"{ev.channel} " + _quote(ev.text), "text"))
+        elif isinstance(ev, StopReported):
+            out.append((f"stop {ev.reason}", "stop"))
+        elif isinstance(ev, TurnEnded):
+            out.append((f"end {ev.signal}", "stop"))
+        elif isinstance(ev, ProviderError):
+            out.append((f"error {safe.short(ev.message, PREVIEW)}", "anomaly"))
+        elif isinstance(ev, UsageReported):
+            usage = " ".join(f"{k}={v}" for k, v in ev.usage.items()
+                             if isinstance(v, int | float))
+            out.append((f"usage {safe.short(usage, PREVIEW)}", "dim"))
+        if step.disputed is not None:  # (an anomaly event itself was said above)
+            out.append((f"⚠ {step.disputed.code}", "anomaly"))
+    return out + calls
+
+
+def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: bool,
+        st: dict[str, Style]) -> Content:
+    """Frame ``index``'s row (no gutter), in ``base`` (its role's style); ``st``: the pane's
+    component styles (``match`` marks a search match's event, ``escape`` an escape made
+    visible, and one per piece of :func:`carries`)."""
+    frame = timeline.frames[index]
+    kind = kind_of(frame)
+    width = cols.event_cells
+    if len(kind) > width:  # the end of an event type says the most: response.….delta
+        kind = "…" + kind[len(kind) - width + 1:]
+    shown = safe.plain(kind)
+    parts: list[Content] = [
+        Content.styled(fixed(timeline, index, cols), base),
+        safe.content(kind, st["match"] if matched else base, st["escape"]),
+        Content.styled(" " * max(1, width + 1 - len(shown)), base),
+    ]
+    plain = base == st["future"]  # a frame not decoded yet: all of it dimmed
+    for text, style in carries(timeline, index):
+        parts.append(safe.content(text, base if plain else base + st[style], st["escape"]))
+        parts.append(Content.styled(" ", base))
+    return Content.assemble(*parts)

@@ -1,0 +1,74 @@
+"""The selected frame, beside the frame list: its fields, its data as pretty JSON, its raw bytes
+(escapes visible, ┊ where a network chunk boundary fell, ␊ and ␍ for line ends), its hex and
+what it did. The cursor's frame, always: browsing the list moves the cursor, and this follows.
+
+The text is :func:`..screens.frame_detail`'s (the enter key's modal shows the same), with the raw
+lines drawn as the list's arriving block draws them (:mod:`.frame_text`); it is built only when
+drawn, once per frame (see :class:`.rows.Wrapped`).
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from ...core.timeline import Timeline, View
+from ..screens import frame_detail
+from .frame_text import FrameText
+from .rawbytes import line_spans
+from .rows import RowsView, Wrapped
+
+
+class FrameDetailPane(RowsView):
+    """The cursor's frame in detail (a view of the app's view, like every pane)."""
+
+    COMPONENT_CLASSES = {"detail--escape", "detail--chunk", "detail--split", "detail--dim"}
+    DEFAULT_CSS = """
+    FrameDetailPane {
+        & > .detail--escape { color: $text-secondary; text-style: dim; }
+        & > .detail--chunk { color: $warning; text-style: bold; }
+        & > .detail--split { color: $error; text-style: bold reverse; }
+        & > .detail--dim { color: $text-muted; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, sticky_scrollbar=False)
+        self.timeline: Timeline | None = None
+        self.index: int | None = None
+        self._text = FrameText()
+
+    def load(self, timeline: Timeline) -> None:
+        self.timeline, self.index = timeline, None
+        self._text.load(timeline)
+        self.clear_cache()
+
+    def show(self, view: View) -> None:
+        index = view.frame.index if view.frame is not None else None
+        if self.timeline is None or (index == self.index and self.blocks):
+            return
+        if len(self._text.boundaries) < len(self.timeline.chunks):  # a growing stream
+            self._text.load(self.timeline)
+        self.index = index
+        key = ("frame", id(self.timeline), index)
+        self.border_title = "frame detail" if index is None else f"frame #{index}"
+        if self.set_blocks([Wrapped(key, self._content)]):
+            self.show_block(0)
+            with self.own_scroll():
+                self.scroll_to(y=0, animate=False, immediate=True)
+
+    def _content(self) -> Content:
+        if self.timeline is None or self.index is None:
+            return Content.styled("No frame yet: the cursor is before the first one.", "$text-muted")
+        frame = self.timeline.frames[self.index]
+        st = {name: self.get_visual_style(f"detail--{name}")
+              for name in ("escape", "chunk", "split", "dim")}
+        st["future"] = st["dim"]
+        muted = st["dim"] if not frame.dispatch else None
+        raw = [self._text.line(frame.raw, frame.start, start, end, None, muted, st)
+               for start, end in line_spans(frame.raw)]
+        return frame_detail(self.timeline, self.index, raw)
+
+    def plain(self) -> str:
+        """What the pane says, as text (for tests)."""
+        return "\n".join(block.content.plain for block in self.blocks
+                         if isinstance(block, Wrapped))
