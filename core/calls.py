@@ -142,13 +142,14 @@ class TurnState:
         return self.terminal is not None
 
     @property
-    def cut(self) -> bool:
+    def output_cut(self) -> bool:
+        """A stop reason said the provider's output was cut (rule ``stop-cut``)."""
         return self.cut_by is not None
 
     @property
     def truncated(self) -> bool:
         """No terminal signal, or the provider says the output was cut."""
-        return not self.complete or self.cut
+        return not self.complete or self.output_cut
 
     @property
     def failed(self) -> bool:
