@@ -61,9 +61,34 @@ class RebuildActions(AppMixin):
         if offset >= self.timeline.total_bytes:
             self.notify("Nothing to cut: the stream already ends here. Move back first.", timeout=3)
             return
+        if self.building:
+            self.notify("The recording is still being indexed: cut once it is.", timeout=3)
+            return
         self.player.pause()
-        self.undo.append((self.timeline, self.cursor))
-        self.timeline = self.timeline.cut_at(offset)
+        old = self.timeline
+        self.undo.append((old, self.cursor))
+        if offset <= BACKGROUND_BYTES or self.follower.streaming:
+            self._show_cut(old.cut_at(offset), offset)
+            return
+        # A long prefix is indexed in slices, as a large recording is, so keys keep answering.
+        timeline = Timeline.indexing(list(old.source), old.protocol_requested, old.tools,
+                                     old.chunking, min(offset, old.cut if old.cut is not None
+                                                       else offset))
+        self.indexer = Indexer(cast("CallscopeApp", self), timeline)
+        self.timeline, self.cursor = timeline, 0
+        self._load()
+        self.notify(f"Cut at byte {offset}: indexing in the background…", timeout=3)
+
+        async def index() -> None:
+            assert self.indexer is not None
+            await self.indexer.run()
+            if self.timeline is timeline:
+                self._show_cut(timeline, offset)
+
+        self.run_worker(index(), name="index", exclusive=True)
+
+    def _show_cut(self, timeline: Timeline, offset: int) -> None:
+        self.timeline = timeline
         self.cursor = 0  # reset first, so the panes never see an index from the old timeline
         self._load()
         self.move(len(self.timeline) - 1, quiet=True)
