@@ -20,8 +20,9 @@ from .panes.rawbytes import fmt_time, line_spans
 
 HELP_INTRO = (
     "callscope steps through a recorded stream: every pane shows the same instant.\n"
-    "Left: the raw SSE frames as the bytes arrived (┊ marks a network chunk boundary, red when it "
-    "split a UTF-8 character; frames not yet complete are dimmed). "
+    "Left: the SSE frames, a row each (offset, size, times, event, what it carried; frames not "
+    "yet complete are dimmed), and under them the cursor's frame: its fields, pretty JSON and raw "
+    "bytes (┊ marks a network chunk boundary, red when it split a UTF-8 character). "
     "Middle: each call's argument text, rebuilt fragment by fragment; the text the current frame "
     "added is highlighted, and the DRAFT preview is never what a tool receives. "
     "Right: the harness gate, which waits while the turn is open and decides only after the "

@@ -1,1 +1,2 @@
-"""The three panes: raw frames, argument buffers, decisions. Each renders ``timeline.view(cursor)``."""
+"""The three panes: the frame list (and the cursor's frame under it), argument buffers, decisions.
+Each renders ``timeline.view(cursor)``."""
