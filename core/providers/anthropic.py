@@ -20,7 +20,7 @@ from ..events import (
 )
 from ..frame import Frame
 from ..gate.codes import Code
-from .base import Handler, int_or_none, short
+from .base import Handler, int_or_none, short, text_or_none
 from .blocks import Block, BlockReader
 from .spec import UNKNOWN_STOP
 from .specs.anthropic import SPEC
@@ -60,9 +60,6 @@ _new = tuple.__new__
 """Builds an :class:`ArgumentsAppended` on the fast path without the named tuple's generated
 ``__new__`` (a Python lambda around this call), as core/sse.py does for frames."""
 
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 class AnthropicReader(BlockReader):
@@ -120,7 +117,7 @@ class AnthropicReader(BlockReader):
         if not isinstance(message, dict):
             self.anomaly(frame, Code.BAD_MESSAGE, f"message_start without a message object: "
                                                   f"{short(message)}")
-        msg_id = _str_or_none(message.get("id")) if isinstance(message, dict) else None
+        msg_id = text_or_none(message.get("id")) if isinstance(message, dict) else None
         if not self._started:
             self._started = True
             self._messages = 1
@@ -171,7 +168,7 @@ class AnthropicReader(BlockReader):
         if not isinstance(block, dict):
             self.anomaly(frame, Code.BAD_BLOCK, "content_block_start without a content_block object")
             block = {}
-        btype = _str_or_none(block.get("type"))
+        btype = text_or_none(block.get("type"))
         key = self._key(index)
         self.restart(frame, self._open.get(index), key,
                      lambda: f"block {index} started again before content_block_stop")
@@ -179,8 +176,8 @@ class AnthropicReader(BlockReader):
         entry = Block(key, btype, kind)
         if kind is not None:
             self._message_calls.append(key)
-            self.emit(CallOpened(frame.index, key, id=_str_or_none(block.get("id")),
-                                 name=_str_or_none(block.get("name")), kind=kind))
+            self.emit(CallOpened(frame.index, key, id=text_or_none(block.get("id")),
+                                 name=text_or_none(block.get("name")), kind=kind))
             start_input = block.get("input")
             if start_input not in (None, {}):
                 # The docs say input is always {} here. A filled object (a proxy, a future

@@ -43,6 +43,17 @@ def int_or_none(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
+def text_or_none(value: Any) -> str | None:
+    """A JSON string (the empty one included), or None."""
+    return value if isinstance(value, str) else None
+
+
+def nonempty_text(value: Any) -> str | None:
+    """A JSON string with at least one character, or None: for fields that gateways send as
+    ``""`` when they mean "not given" (Chat's ids and names on later chunks)."""
+    return value if isinstance(value, str) and value else None
+
+
 def short(value: Any, limit: int = 80) -> str:
     """A one-line, bounded rendering of an untrusted value for anomaly messages."""
     text = value if isinstance(value, str) else repr(value)

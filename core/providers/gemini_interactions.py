@@ -30,7 +30,7 @@ from ..events import (
 )
 from ..frame import Frame
 from ..gate.codes import Code
-from .base import Handler, short
+from .base import Handler, short, text_or_none
 from .blocks import Block, BlockReader
 from .spec import UNKNOWN_STOP
 from .specs.gemini_interactions import SPEC
@@ -57,9 +57,6 @@ _DeltaHandler = Callable[[Any, Frame, str, dict[str, Any]], None]
 
 BEFORE_CREATED_OK = frozenset({"interaction.created", "interaction.start", "error"})
 
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _delta_text(delta: dict[str, Any]) -> Any:
@@ -188,7 +185,7 @@ class GeminiInteractionsReader(BlockReader):
         if not isinstance(step, dict):
             self.anomaly(frame, Code.BAD_STEP, f"{word} start without a {field} object", key=key)
             step = {}
-        stype = _str_or_none(step.get("type"))
+        stype = text_or_none(step.get("type"))
         self.restart(frame, self._steps.get(key), key,
                      lambda: f"{key} started again before it stopped")
         kind = "function" if stype == "function_call" else (
@@ -196,11 +193,11 @@ class GeminiInteractionsReader(BlockReader):
         arguments = step.get("arguments")
         if kind is not None:
             self._hop_calls.append(key)
-            name = _str_or_none(step.get("name"))
+            name = text_or_none(step.get("name"))
             if name is None and kind == "server_tool" and stype:
                 # Most server steps carry no name; their type labels them (google_search).
                 name = stype.removesuffix("_call")
-            self.emit(CallOpened(frame.index, key, id=_str_or_none(step.get("id")),
+            self.emit(CallOpened(frame.index, key, id=text_or_none(step.get("id")),
                                  name=name, kind=kind))
             if arguments is not None and not isinstance(arguments, dict):
                 self.anomaly(frame, Code.BAD_ARGUMENTS,
@@ -254,7 +251,7 @@ class GeminiInteractionsReader(BlockReader):
     def _function_call_delta(self, frame: Frame, key: str, delta: dict[str, Any]) -> None:
         """Legacy: the whole call in one delta. The name only appears here: a call its start
         opened is identified again (the accumulator fills in what it lacked)."""
-        call_id, name = _str_or_none(delta.get("id")), _str_or_none(delta.get("name"))
+        call_id, name = text_or_none(delta.get("id")), text_or_none(delta.get("name"))
         if key in self._hop_calls:
             self.emit(CallIdentified(frame.index, key, id=call_id, name=name))
         else:

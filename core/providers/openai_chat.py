@@ -28,7 +28,7 @@ from ..events import (
 from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
-from .base import Handler, ProtocolReader, int_or_none, short
+from .base import Handler, ProtocolReader, int_or_none, nonempty_text, short
 from .spec import UNKNOWN_STOP
 from .specs.openai_chat import SPEC
 
@@ -48,9 +48,6 @@ _TEXT_FIELDS: dict[str, str] = {
 # prompt-filter and async-filter chunks.
 _CHUNK_OBJECTS = frozenset({"chat.completion.chunk", ""})
 
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 @dataclass(slots=True)
@@ -211,7 +208,7 @@ class OpenAIChatReader(ProtocolReader):
         elif not isinstance(function, dict):
             self.anomaly(frame, Code.BAD_TOOL_CALL, f"function is not an object: {short(function)}")
             function = {}
-        call_id, index = _str(fragment.get("id")), fragment.get("index")
+        call_id, index = nonempty_text(fragment.get("id")), fragment.get("index")
         call, new = self._locate(frame, c, index, call_id)
         # Without an index the id is the routing key: repeating it is then no quirk.
         self._apply(frame, call, new, call_id, function, id_is_key=int_or_none(index) is None)
@@ -286,7 +283,7 @@ class OpenAIChatReader(ProtocolReader):
 
     def _apply(self, frame: Frame, call: _Call, new: bool, call_id: str | None,
                function: dict[str, Any], id_is_key: bool = False) -> None:
-        name = _str(function.get("name"))
+        name = nonempty_text(function.get("name"))
         if new:
             call.id, call.name = call_id, name
             self.emit(CallOpened(frame.index, call.key, id=call_id, name=name))

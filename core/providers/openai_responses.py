@@ -31,13 +31,9 @@ from ..events import (
 from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
-from .base import Handler, ProtocolReader, int_or_none, short
+from .base import Handler, ProtocolReader, int_or_none, short, text_or_none
 from .responses_events import NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
 from .specs.openai_responses import SPEC
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _key(item_id: str | None, output_index: int | None) -> str:
@@ -118,7 +114,7 @@ class OpenAIResponsesReader(ProtocolReader):
         self._seq = seq  # resynchronise, so one gap is one anomaly
 
     def _check_response_id(self, frame: Frame, response: Any) -> None:
-        rid = _str(response.get("id")) if isinstance(response, dict) else None
+        rid = text_or_none(response.get("id")) if isinstance(response, dict) else None
         if rid is None:
             return
         if self._response_id is None:
@@ -163,9 +159,9 @@ class OpenAIResponsesReader(ProtocolReader):
         call = self._calls.get(key)
         if call is None:
             call = self._calls[key] = _Call(key, idx)
-        call.item_id = _str(item.get("id"))
-        call.call_id = _str(item.get("call_id"))
-        call.name = _str(item.get("name"))
+        call.item_id = text_or_none(item.get("id"))
+        call.call_id = text_or_none(item.get("call_id"))
+        call.name = text_or_none(item.get("name"))
         if idx is not None:
             self._call_at[idx] = call
         self.emit(CallOpened(frame.index, key, id=call.item_id, call_id=call.call_id,
@@ -208,7 +204,7 @@ class OpenAIResponsesReader(ProtocolReader):
             self.anomaly(frame, Code.BAD_ITEM, f"output_item.added without an item object: "
                                              f"{short(item)}")
             return
-        key, kind = _key(_str(item.get("id")), idx), item.get("type")
+        key, kind = _key(text_or_none(item.get("id")), idx), item.get("type")
         if key in self._added:
             self.anomaly(frame, Code.DUPLICATE_ITEM, f"output_item.added again for {key}", key=key)
         self._added.add(key)
@@ -225,7 +221,7 @@ class OpenAIResponsesReader(ProtocolReader):
                          f"output item type {short(kind)} is not read as a call", key=key)
 
     def _on_arguments_delta(self, frame: Frame, payload: dict[str, Any]) -> None:
-        key = self._resolve(frame, _str(payload.get("item_id")),
+        key = self._resolve(frame, text_or_none(payload.get("item_id")),
                             int_or_none(payload.get("output_index")))
         delta = payload.get("delta")
         if isinstance(delta, str):
@@ -235,10 +231,10 @@ class OpenAIResponsesReader(ProtocolReader):
                          key=key)
 
     def _on_arguments_done(self, frame: Frame, payload: dict[str, Any]) -> None:
-        item_id, idx = _str(payload.get("item_id")), int_or_none(payload.get("output_index"))
+        item_id, idx = text_or_none(payload.get("item_id")), int_or_none(payload.get("output_index"))
         key = self._resolve(frame, item_id, idx)
         # The spec requires `name` here, no real capture has it: optional either way.
-        name = _str(payload.get("name"))
+        name = text_or_none(payload.get("name"))
         call = self._calls.get(key)
         if call is None:
             self.anomaly(frame, Code.CALL_NOT_ANNOUNCED,
@@ -253,14 +249,14 @@ class OpenAIResponsesReader(ProtocolReader):
         item, idx = payload.get("item"), int_or_none(payload.get("output_index"))
         if not isinstance(item, dict) or item.get("type") != "function_call":
             return  # other items: their text came in deltas; the final response has the rest
-        key = self._resolve(frame, _str(item.get("id")), idx)
+        key = self._resolve(frame, text_or_none(item.get("id")), idx)
         call = self._calls.get(key)
         if call is None:
             self.anomaly(frame, Code.CALL_NOT_ANNOUNCED,
                          f"output_item.done for {key}, never announced", key=key)
             self._open(frame, key, {k: v for k, v in item.items() if k != "arguments"}, idx)
         else:
-            call_id, name = _str(item.get("call_id")), _str(item.get("name"))
+            call_id, name = text_or_none(item.get("call_id")), text_or_none(item.get("name"))
             if (call_id is not None and call_id != call.call_id) or \
                     (name is not None and name != call.name):
                 self.emit(CallOpened(frame.index, key, call_id=call_id, name=name))
@@ -303,7 +299,7 @@ class OpenAIResponsesReader(ProtocolReader):
         for idx, item in enumerate(output if isinstance(output, list) else []):
             if not (isinstance(item, dict) and item.get("type") == "function_call"):
                 continue
-            call = self._find(_str(item.get("id")), idx)
+            call = self._find(text_or_none(item.get("id")), idx)
             if call is not None:
                 listed.add(call.key)
             if call is None:
@@ -314,7 +310,7 @@ class OpenAIResponsesReader(ProtocolReader):
             # The final response is what the SDK's get_final_response() hands a harness: what
             # it says of a streamed call is checked too (found by review: a different name,
             # call_id or status there passed).
-            call_id, name = _str(item.get("call_id")), _str(item.get("name"))
+            call_id, name = text_or_none(item.get("call_id")), text_or_none(item.get("name"))
             if (call_id is not None and call_id != call.call_id) or \
                     (name is not None and name != call.name):
                 self.emit(CallIdentified(frame.index, call.key, call_id=call_id, name=name))
@@ -359,7 +355,7 @@ class OpenAIResponsesReader(ProtocolReader):
     def _on_incomplete(self, frame: Frame, payload: dict[str, Any]) -> None:
         response = self._final_response(frame, payload, "incomplete")
         details = response.get("incomplete_details")
-        reason = _str(details.get("reason")) if isinstance(details, dict) else None
+        reason = text_or_none(details.get("reason")) if isinstance(details, dict) else None
         verdict = SPEC.classify(reason or "")
         if verdict is None or not verdict.cut:  # (only the cut reasons are incomplete ones)
             self.anomaly(frame, Code.UNKNOWN_INCOMPLETE_REASON,
