@@ -592,8 +592,7 @@ async def test_chunk_boundaries_are_marked_even_inside_a_character():
         assert 'data:┊ {"a":"┊é"}␊' in text  # the character stays whole, the mark goes before it
         # completion is the arrival of the last chunk, and the first byte's arrival is shown
         assert "first byte +0.0ms" in text and "complete +1.000s" in text
-        row = frames_text(app)  # the list's row: since the start, since the previous frame
-        assert row.startswith("#0 ") and " 1.000s " in row
+        assert frames_text(app).startswith("#0 ")  # (its times: see test_tui_framelist)
 
 
 async def test_play_stops_at_a_named_event_type():

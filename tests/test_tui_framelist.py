@@ -34,7 +34,7 @@ def listed(app: CallscopeApp) -> list[int]:
 
 async def test_a_row_per_frame_with_its_columns_and_what_it_carries() -> None:
     app = demo_app()
-    async with app.run_test(size=(200, 50)) as pilot:
+    async with app.run_test(size=(300, 50)) as pilot:  # a wide pane: every column
         await pilot.pause()
         tl, pane = app.timeline, app.query_one(FramesPane)
         assert listed(app) == list(range(len(tl.frames)))  # one row each, in order
@@ -56,6 +56,10 @@ async def test_a_row_per_frame_with_its_columns_and_what_it_carries() -> None:
         assert "unterminated" in last and "⚠ missing_terminal" in last
         first = row_text(app, 0)
         assert first.split()[:3] == ["#0", "0", f"{tl.frames[0].end}B"]
+        await pilot.resize_terminal(200, 50)  # middling: no offset and size (in the detail)
+        await pilot.pause()
+        assert pane.border_title.split() == ["#", "time", "Δprev", "event", "carries"]
+        assert row_text(app, fragment).split()[1:3] == cells[3:5]
         await pilot.resize_terminal(80, 24)  # a narrow pane: number, event, what it carries
         await pilot.pause()
         assert pane.columns.compact and pane.border_title.split() == ["#", "event", "carries"]

@@ -39,6 +39,7 @@ from .. import safe
 from .rawbytes import fmt_time
 
 COMPACT = 64  # a pane narrower than this many cells lists frames compactly (Columns.compact)
+SPANS = 110  # a pane narrower than this shows no offset and size columns (Columns.spans)
 PREVIEW = 40  # characters of a fragment or text shown in a row
 EVENT_MAX = 24  # cells of the event column at most (a longer event keeps its end, after …)
 
@@ -56,6 +57,8 @@ class Columns:
     compact: bool = False
     """A narrow pane: the number, event and what it carries only (offset, size and times are
     in the frame's detail)."""
+    spans: bool = True
+    """Offset and size shown (not in a pane of middling width: times, event, what it carries)."""
 
     @classmethod
     def of(cls, timeline: Timeline, timed: bool, event: int) -> Columns:
@@ -73,7 +76,7 @@ class Columns:
     def title(self) -> str:
         """The column header, as wide as the row's columns."""
         parts = ["#".ljust(self.number)]
-        if not self.compact:
+        if self.spans and not self.compact:
             parts += ["offset".rjust(self.offset), "size".rjust(self.size)]
         if self.timed and not self.compact:
             parts += ["time".rjust(self.time), "Δprev".rjust(self.time)]
@@ -103,7 +106,9 @@ def fixed(timeline: Timeline, index: int, cols: Columns) -> str:
     parts = [f"#{index}".ljust(cols.number)]
     if cols.compact:
         return parts[0] + " "
-    parts += [str(frame.start).rjust(cols.offset), f"{frame.end - frame.start}B".rjust(cols.size)]
+    if cols.spans:
+        parts += [str(frame.start).rjust(cols.offset),
+                  f"{frame.end - frame.start}B".rjust(cols.size)]
     if cols.timed:
         done = timeline.frame_times(index)[1]
         prev = timeline.frame_times(index - 1)[1] if index else None

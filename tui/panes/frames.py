@@ -29,7 +29,7 @@ from textual.strip import Strip
 from textual.style import Style
 
 from ...core.timeline import Timeline, View
-from .frame_row import COMPACT, Columns, event_width, row
+from .frame_row import COMPACT, SPANS, Columns, event_width, row
 from .frame_text import FrameText, arriving
 from .paint import PaintCache, render_lines
 from .rawbytes import line_spans, whole_chars
@@ -135,7 +135,7 @@ class FramesPane(PaneScroll, can_focus=False):
         first = len(self._widths)
         self._event_width = event_width(timeline.frames[first:], self._event_width)
         columns = replace(Columns.of(timeline, text.timed, self._event_width),
-                          compact=self.columns.compact)
+                          compact=self.columns.compact, spans=self.columns.spans)
         if columns != self.columns:  # timing came, or a column widened: every row changes
             self.columns = columns
             self.border_title = columns.title()
@@ -202,9 +202,10 @@ class FramesPane(PaneScroll, can_focus=False):
         if width == self._layout_width:
             return False
         self._layout_width = width
-        if self.columns.compact != (width < COMPACT):  # (the rows' cache keys hold the width)
-            self.columns = replace(self.columns, compact=width < COMPACT)
-            self.border_title = self.columns.title()
+        fit = replace(self.columns, compact=width < COMPACT, spans=width >= SPANS)
+        if fit != self.columns:  # (the rows' cache keys hold the width)
+            self.columns = fit
+            self.border_title = fit.title()
         self._starts = list(range(len(self._shown()) + 1))
         self._cache.clear()
         with self.own_scroll():
