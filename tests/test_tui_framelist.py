@@ -107,6 +107,9 @@ async def test_the_detail_beside_the_list_follows_the_cursor() -> None:
         app.action_goto_frame(split)
         await pilot.pause()
         assert "┊" in detail.plain().split("Raw bytes")[1]
+        app.theme = "textual-light"  # drawn again in the new theme's colours, where it was
+        await pilot.pause()
+        assert detail._shown == (id(app.timeline), split, "textual-light")
 
 
 async def test_home_after_end_brings_the_list_back_to_the_top() -> None:

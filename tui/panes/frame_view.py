@@ -35,21 +35,33 @@ class FrameDetailPane(RowsView):
         super().__init__(id=id, sticky_scrollbar=False)
         self.timeline: Timeline | None = None
         self.index: int | None = None
+        self._shown: tuple[object, ...] | None = None  # (timeline, frame, theme) drawn
+        self._view: View | None = None
         self._text = FrameText()
 
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        if self._view is not None:  # (the text's styles are the theme's: drawn again)
+            self.show(self._view)
+
     def load(self, timeline: Timeline) -> None:
-        self.timeline, self.index = timeline, None
+        self.timeline, self.index, self._shown = timeline, None, None
         self._text.load(timeline)
         self.clear_cache()
 
     def show(self, view: View) -> None:
+        self._view = view
         index = view.frame.index if view.frame is not None else None
-        if self.timeline is None or (index == self.index and self.blocks):
+        shown = (id(self.timeline), index, self.app.theme)  # (its styles are the theme's)
+        if self.timeline is None or shown == self._shown:
             return
+        self._shown = shown
         if len(self._text.boundaries) < len(self.timeline.chunks):  # a growing stream
             self._text.load(self.timeline)
         self.index = index
-        key = ("frame", id(self.timeline), index)
+        key = ("frame", *shown)
         self.border_title = "frame detail" if index is None else f"frame #{index}"
         if self.set_blocks([Wrapped(key, self._content)]):
             self.show_block(0)
