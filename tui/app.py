@@ -33,6 +33,7 @@ from ..core.timeline import Kind, Timeline
 from ..core.tools import ToolSet
 from . import safe, settings
 from .app_outputs import OutputActions
+from .app_panes import PaneActions
 from .app_rebuild import RebuildActions
 from .app_search import SearchActions
 from .commands import BINDINGS, CallscopeCommands
@@ -49,7 +50,7 @@ from .screens import PromptScreen
 from .status import status_line
 
 
-class CallscopeApp(SearchActions, RebuildActions, OutputActions, App[None]):
+class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, App[None]):
     """Step through a recorded stream: frames and the frame | argument buffers | decisions."""
 
     CSS_PATH = "app.tcss"

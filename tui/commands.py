@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 
 def _b(keys: str, action: str, description: str, id: str, show: bool = False,
-       key_display: str | None = None) -> Binding:
+       key_display: str | None = None, priority: bool = False) -> Binding:
     return Binding(keys, action, description, show=show, id=f"callscope.{id}",
-                   key_display=key_display)
+                   key_display=key_display, priority=priority)
 
 
 BINDINGS: list[BindingType] = [
@@ -75,6 +75,14 @@ BINDINGS: list[BindingType] = [
     _b("W", "export('call')", "Export selected call's arguments", "export-call"),
     _b("y", "copy('call')", "Copy selected call's arguments", "copy-call"),
     _b("Y", "copy('frame')", "Copy current frame's raw text", "copy-frame"),
+    _b("tab", "focus_pane(1)", "Focus the next pane (page, zoom, resize act on it)", "next-pane",
+       priority=True),  # (over Textual's own tab: the panes never take the keyboard's focus)
+    _b("shift+tab", "focus_pane(-1)", "Focus the previous pane", "prev-pane", priority=True),
+    _b("z", "zoom", "Zoom the focused pane to the whole screen (toggle)", "zoom"),
+    _b("pagedown", "page(1)", "Scroll the focused pane down a page", "page-down"),
+    _b("pageup", "page(-1)", "Scroll the focused pane up a page", "page-up"),
+    _b("greater_than_sign", "resize_pane(1)", "Widen the focused pane", "widen"),
+    _b("less_than_sign", "resize_pane(-1)", "Narrow the focused pane", "narrow"),
     _b("ctrl+s", "screenshot(None, '.')", "Save an SVG screenshot (cwd)", "screenshot"),
     _b("f1,question_mark", "help", "Help", "help", True, "f1/?"),
     _b("q", "quit", "Quit", "quit"),
