@@ -65,27 +65,27 @@ async def summary_after(sizes: list[tuple[int, int]], step: int = 5) -> tuple[ob
 
 
 async def test_a_widened_pane_sizes_its_summary_as_a_fresh_one():
-    """Opened at 100 columns the summary has a scrollbar; widened to 200 it fits without one,
-    and must be exactly as tall as in a pane opened at 200 (counted at the old width with the
+    """Opened at 100 columns the summary has a scrollbar; widened to 260 it fits without one,
+    and must be exactly as tall as in a pane opened at 260 (counted at the old width with the
     bar, it stayed a row too tall with an empty track)."""
-    wide = await summary_after([(200, 40)])
+    wide = await summary_after([(260, 40)])
     assert wide[2] is False and wide[3] == "hidden"  # (the case that matters: no bar when wide)
-    assert await summary_after([(100, 40), (200, 40)]) == wide
+    assert await summary_after([(100, 40), (260, 40)]) == wide
 
 
 async def test_a_narrowed_pane_sizes_its_summary_as_a_fresh_one():
     narrow = await summary_after([(100, 40)])
     assert narrow[2] is True  # (narrow, the summary needs its bar)
-    assert await summary_after([(200, 40), (100, 40)]) == narrow
-    assert await summary_after([(200, 40), (100, 40), (200, 40), (100, 40)]) == narrow
+    assert await summary_after([(260, 40), (100, 40)]) == narrow
+    assert await summary_after([(260, 40), (100, 40), (260, 40), (100, 40)]) == narrow
 
 
 async def test_a_summary_without_a_bar_is_exactly_as_tall_as_its_tallest_rows():
     """Wide enough to fit its share, the summary has no bar and is exactly as tall as the
     tallest summary known (this step's, the session's last) at the width it has, however the
     pane got to that width: never a blank row more."""
-    for sizes in ([(200, 40)], [(100, 40), (200, 40)], [(170, 50)], [(100, 50), (170, 50)],
-                  [(90, 40), (260, 40), (120, 40), (220, 40)]):
+    for sizes in ([(260, 40)], [(100, 40), (260, 40)], [(230, 50)], [(100, 50), (230, 50)],
+                  [(90, 40), (300, 40), (120, 40), (280, 40)]):
         app = open_session(PARALLEL)
         async with app.run_test(size=sizes[0]) as pilot:
             app.action_goto_step(5)
