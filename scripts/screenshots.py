@@ -45,8 +45,8 @@ def open_app(scene: Scene):  # type: ignore[no-untyped-def]
         names = sorted({c.name for c in probe.timeline.state.calls.values() if c.name})
         tools = ToolSet([{"name": n, "parameters": {"type": "object"}} for n in names])
     source = scene.source.relative_to(ROOT) if scene.source.is_relative_to(ROOT) else scene.source.name
-    return CallscopeApp(chunks, source=str(source),
-                        protocol=protocol_for(loaded, None), tools=tools)
+    return CallscopeApp(chunks, source=str(source), protocol=protocol_for(loaded, None),
+                        tools=tools, end=loaded.session.end, header=loaded.session.header)
 
 
 def to_end():  # type: ignore[no-untyped-def]
