@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from .calls import TurnState
-from .frame import Frame
+from .frame import Frame, event_name
 from .inert import plain
+from .session_model import StreamEnd
 
 _HOW = {
     "clean": "closed cleanly", "reset": "reset by the peer", "timeout": "timed out",
@@ -67,20 +66,18 @@ class Ending:
 
 
 def _event_of(frame: Frame) -> str:
-    """The frame's event name, or its payload's type when it has no ``event:`` line."""
-    if frame.event:
-        return plain(frame.event)[:60]
-    try:
-        payload = orjson.loads(frame.data)
-    except orjson.JSONDecodeError:
-        payload = None
-    if isinstance(payload, dict):
-        kind = payload.get("type", payload.get("event_type"))
-        if isinstance(kind, str):
-            return plain(kind)[:60]
-    if frame.data.strip() == "[DONE]":
-        return "[DONE]"
-    return "the frame"
+    return plain(event_name(frame))[:60] or "the frame"
+
+
+def transport_of(end: StreamEnd | None, cut: str | None = None) -> tuple[str, str | None, float | None]:
+    """(kind, detail, time) of the transport's end: the recording's, or ``cut`` (said how) when
+    the stream was cut on purpose; a recording without its end counts as closed cleanly."""
+    if cut is not None:
+        return "cut", cut, None
+    if end is None:
+        return "clean", None, None
+    detail = end.detail or (f"HTTP {end.status}" if end.status is not None else None)
+    return end.kind, detail, end.at
 
 
 def ending(state: TurnState, *, transport: str, received: int, t: float | None,

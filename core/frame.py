@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import orjson
+
 
 class Frame(NamedTuple):
     """One block of the event stream, as received and as interpreted.
@@ -45,3 +47,22 @@ class Frame(NamedTuple):
     def event_type(self) -> str:
         """The type a browser would dispatch: the event name, or ``message``."""
         return self.event or "message"
+
+
+def event_name(frame: Frame) -> str:
+    """What a reader calls the frame's event: its ``event:`` line, else its payload's ``type``
+    (or Interactions' ``event_type``), ``[DONE]`` for the sentinel, else "" (also for data cut
+    before it could be read)."""
+    if frame.event:
+        return frame.event
+    data = frame.data
+    if data[:1] == "{":
+        try:
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return ""
+        if isinstance(payload, dict):
+            kind = payload.get("type", payload.get("event_type"))
+            return kind if isinstance(kind, str) else ""
+        return ""
+    return "[DONE]" if data.strip().startswith("[DONE]") else ""

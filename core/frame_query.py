@@ -26,13 +26,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-import orjson
-
 from .call_buffer import CallBuffer
 from .engine import CallStep, FrameStep, Step
 from .errors import CallscopeError
 from .events import CALL_CHANGES, Anomaly, CallIdentified, CallOpened, TextAppended
-from .frame import Frame
+from .frame import Frame, event_name
 
 FIELDS = ("frame", "event", "call", "tool", "anomaly", "text", "bytes")
 _OPS = ("!=", "<=", ">=", "=", "~", "<", ">")
@@ -56,24 +54,10 @@ class FrameFacts:
     frames: Sequence[Frame] = ()
 
 
-def _event_name(frame: Frame) -> str:
-    if frame.event:
-        return frame.event
-    if frame.data[:1] == "{":
-        try:
-            payload = orjson.loads(frame.data)
-        except orjson.JSONDecodeError:
-            return ""
-        if isinstance(payload, dict):
-            kind = payload.get("type", payload.get("event_type"))
-            return kind if isinstance(kind, str) else ""
-    return frame.data.strip()[:20] if frame.data.strip().startswith("[") else ""
-
-
 def frame_facts(steps: Iterable[Step], frames: Sequence[Frame]) -> FrameFacts:
     facts = FrameFacts(frames=frames)
     n = len(frames)
-    facts.events = [_event_name(f) for f in frames]
+    facts.events = [event_name(f) for f in frames]
     facts.calls = [set() for _ in range(n)]
     facts.tools = [set() for _ in range(n)]
     facts.anomalies = [set() for _ in range(n)]

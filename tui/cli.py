@@ -161,11 +161,12 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
 def _ending(loaded: LoadedInput, cut_at: int | None, watch: Any, state: Any) -> Any:
     """The input's ending: the recorded transport end, or the cut asked for."""
+    from ..core.ending import transport_of
+
     end = loaded.session.end
-    if cut_at is not None and (cut_at < watch.received or end.kind == "clean"):
-        return watch.ending(state, "cut", f"--cut-at {cut_at}")
-    detail = end.detail or (f"HTTP {end.status}" if end.status is not None else None)
-    return watch.ending(state, end.kind, detail, end.at)
+    cut = f"--cut-at {cut_at}" if cut_at is not None and (
+        cut_at < watch.received or end.kind == "clean") else None
+    return watch.ending(state, *transport_of(end, cut))
 
 
 def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:

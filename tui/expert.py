@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.style import Style
 from textual.widgets import Static
 
-from ..core.ending import Ending, ending
+from ..core.ending import Ending, ending, transport_of
 from ..core.engine import DecisionStep
 from ..core.events import Anomaly, ProviderError, StopReported, TurnEnded
 from ..core.gate.codes import Code, Effect
@@ -42,15 +42,8 @@ def turn_ending(timeline: Timeline, end: StreamEnd | None) -> Ending | None:
     if not timeline.closed:
         return None
     chunks = timeline.chunks
-    transport: str
-    detail: str | None
-    at: float | None
-    if timeline.cut is not None:
-        transport, detail, at = "cut", f"cut at byte {timeline.cut} in the debugger", None
-    else:
-        kind = end.kind if end is not None else "clean"
-        transport, detail, at = kind, end.detail if end is not None else None, (
-            end.at if end is not None else None)
+    transport, detail, at = transport_of(end, None if timeline.cut is None else
+                                         f"cut at byte {timeline.cut} in the debugger")
     return ending(timeline.state, transport=transport, received=timeline.total_bytes,
                   t=at if at is not None else (chunks[-1].t if chunks else None), detail=detail,
                   last_frame=timeline.frames[-1] if timeline.frames else None)

@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from ..core.ending import EndingWatch
+from ..core.ending import EndingWatch, transport_of
 from ..core.engine import Engine, FrameStep, Step
 from ..core.errors import CallscopeError
 from ..core.replay import Chunking, TimedBytes
@@ -84,8 +84,7 @@ def summarize(path: str, override: ToolSet | None = None) -> Entry:
             watch.chunk(watch.received + len(data), t)
             _watch_frames(watch, engine.feed(data, t))
         _watch_frames(watch, engine.close())
-        end = session.end
-        said = watch.ending(engine.state, end.kind, end.detail, end.at)
+        said = watch.ending(engine.state, *transport_of(session.end))
         actions = [d.action for d in engine.pipeline.decisions.values()]
         return Entry(path, engine.state.protocol, watch.received, said.short(),
                      actions.count("execute"), actions.count("refuse"))
