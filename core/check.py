@@ -24,10 +24,10 @@ from typing import Any
 
 from .engine import CallPipeline, Engine
 from .frame import Frame
+from .framing import decode_all, framing_of
 from .harness import Decision
 from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes, reads
-from .sse import SSEDecoder
 from .tools import ToolSet
 
 Outcome = dict[str, tuple[str, str | None, Any]]  # call -> (action, reason, arguments)
@@ -103,8 +103,7 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
     report.refused = len(baseline) - report.executed
 
     # 2. Every cut offset, one class per frame boundary.
-    decoder = SSEDecoder(limits.max_block_bytes)
-    frames = decoder.feed(data) + decoder.close()
+    frames = decode_all(data, framing_of(protocol), limits.max_block_bytes)
     points = [dispatch_point(f) for f in frames]
     pipeline = CallPipeline(protocol, tools, limits, contrast=False)
     outcomes: list[Outcome] = []

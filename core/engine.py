@@ -1,9 +1,9 @@
-"""The engine: bytes in, steps out. SSE framing, protocol reading, call buffers and the gate.
+"""The engine: bytes in, steps out. Framing, protocol reading, call buffers and the gate.
 
 :class:`CallPipeline` is everything after framing (detection, the protocol reader, the turn
-state, the gate); :class:`Engine` puts the SSE decoder in front of it. Both are sans-IO and
-deterministic, which is what makes chunking fuzz and cut sweeps exact: the pipeline only ever
-sees frames, and frames do not depend on how the bytes were chunked.
+state, the gate); :class:`Engine` puts the protocol's framing (:mod:`.framing`) in front of it.
+Both are sans-IO and deterministic, which is what makes chunking fuzz and cut sweeps exact: the
+pipeline only ever sees frames, and frames do not depend on how the bytes were chunked.
 
 Every fact comes out as a :data:`Step`, in order. The headless replay prints them, the timeline
 indexes them, the TUI renders the state they build.
@@ -21,13 +21,13 @@ from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
 from .fork import shallow_copy
 from .frame import Frame
+from .framing import Decoder, framing_of, new_decoder
 from .gate.codes import Code
 from .harness import Decision, GateContext, decide
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
 from .providers import reader_for
 from .providers.base import ProtocolReader
-from .sse import SSEDecoder
 from .tools import ToolSet
 
 # Steps are named tuples, not frozen dataclasses: the engine makes several per SSE event, and a
@@ -91,7 +91,7 @@ PIECE = 1 << 20
 
 
 class CallPipeline:
-    """Frames in, call events and decisions out (everything after SSE framing)."""
+    """Frames in, call events and decisions out (everything after framing)."""
 
     def __init__(self, protocol: str | None = None, tools: ToolSet | None = None,
                  limits: Limits = DEFAULT_LIMITS, *, contrast: bool = True) -> None:
@@ -253,7 +253,7 @@ class Engine:
 
     def __init__(self, protocol: str | None = None, tools: ToolSet | None = None,
                  limits: Limits = DEFAULT_LIMITS, *, contrast: bool = True) -> None:
-        self.decoder = SSEDecoder(limits.max_block_bytes)
+        self.decoder: Decoder = new_decoder(framing_of(protocol), limits.max_block_bytes)
         self.pipeline = CallPipeline(protocol, tools, limits, contrast=contrast)
         self.chunks = 0
 
@@ -262,7 +262,7 @@ class Engine:
         return self.pipeline.state
 
     def feed(self, data: bytes, t: float | None = None) -> list[Step]:
-        start = self.decoder._received  # the property's value, without a call per read
+        start = self.decoder.bytes_received
         steps: list[Step] = [_new(ChunkStep, (self.chunks, start, start + len(data), t))]
         self.chunks += 1
         frames = self.decoder.feed(data)

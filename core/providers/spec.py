@@ -117,6 +117,8 @@ class ProtocolSpec:
     """The JSON body the emulator answers an HTTP error status with, as the provider does."""
     live: LiveShape
     synthetic: Synthetic
+    framing: str = "sse"
+    """How the stream is cut into frames: a key of :data:`core.framing.FRAMINGS`."""
     stream_query: tuple[str, str] | None = None
     """How a request asks for a stream when not by ``"stream": true`` in its body: a query
     parameter and its value (Gemini's ``?alt=sse``)."""
