@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("core", "tui", "net", "sessions")
-"""The folders whose every file ships, under callscope/ (with callscope/__init__.py)."""
+"""The folders whose every file ships, under callscope/ (with the modules of callscope/ itself:
+__init__.py, the public testing API and the pytest plugin)."""
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc",
                                     ".*_cache", ".hypothesis")
 
@@ -36,7 +37,9 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def expected_files(source: Path) -> set[str]:
-    files = {"callscope/__init__.py"}
+    files = {f"callscope/{p.name}" for p in (source / "callscope").iterdir()
+             if p.suffix == ".py" and p.is_file() and not p.is_symlink()}
+    assert "callscope/__init__.py" in files
     for part in SHIPPED:
         files |= {f"callscope/{p.relative_to(source).as_posix()}"
                   for p in (source / part).rglob("*") if p.is_file()}

@@ -1,0 +1,150 @@
+"""Put your own harness under test: every chunking and every cut of a recorded stream.
+
+A harness is any callable fed a stream's byte chunks (an iterator of ``bytes``, as the network
+delivered them) that returns what it executed, in order: ``(tool name, arguments)`` pairs (or
+mappings with ``name`` and ``arguments``, or objects with those attributes). A harness that
+raises executed nothing. Build a fresh accumulator inside the callable: it is called once per
+variant of the stream.
+
+    from callscope.testing import check_harness, assert_harness_safe
+
+    report = check_harness(my_harness, "sessions/openai-chat/single_call.jsonl")
+    print("\\n".join(report.lines()))
+    assert_harness_safe(my_harness, "capture.sse")   # AssertionError naming the finding
+
+Each finding names the first failing variant (a chunking, or a cut at byte K) and the session
+file written to reproduce it: the variant's exact reads, ended as a cut where it was one, with
+the tool definitions the comparison used. ``callscope FILE`` opens it in the debugger, stopped
+where the harness went wrong; ``callscope replay FILE`` shows the gate's decisions for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .core.errors import CallscopeError
+from .core.limits import DEFAULT_LIMITS, Limits
+from .core.session import Chunk, Session, StreamEnd, open_input, save_session
+from .core.sweep import (
+    EVERY_BYTE_UP_TO,
+    WINDOW,
+    Executed,
+    Finding,
+    Harness,
+    SweepReport,
+    Variant,
+    sweep,
+    variant_chunks,
+)
+from .core.tools import ToolSet, tools_from_request
+
+__all__ = ["EVERY_BYTE_UP_TO", "WINDOW", "Executed", "Finding", "Harness", "HarnessUnsafe",
+           "SweepReport", "Variant", "assert_harness_safe", "bundled_sessions", "check_harness",
+           "session_files"]
+
+SESSION_SUFFIXES = (".jsonl", ".sse", ".har")
+
+
+class HarnessUnsafe(AssertionError):
+    """A harness executed what the gate would not: the message holds the report."""
+
+    def __init__(self, report: SweepReport) -> None:
+        super().__init__("\n".join(report.lines()))
+        self.report = report
+
+
+def _definitions(session: Session) -> list[Any]:
+    header = session.header
+    definitions = list(header.tools or [])
+    if not definitions and isinstance(header.request, dict):
+        definitions = tools_from_request(header.request.get("body"))
+    return definitions
+
+
+def check_harness(harness: Harness, session: str | Path | Session, *,
+                  tools: Sequence[dict[str, Any]] | None = None, protocol: str | None = None,
+                  seeds: Sequence[int] = (1, 2, 3), out_dir: str | Path | None = None,
+                  every_byte_up_to: int = EVERY_BYTE_UP_TO, window: int = WINDOW,
+                  limits: Limits = DEFAULT_LIMITS) -> SweepReport:
+    """Run ``harness`` on every variant of one recorded stream (a session file, a raw ``.sse``
+    capture, a HAR, or a :class:`Session`) and compare it with the gate. ``tools`` overrides
+    the definitions the session declares; ``protocol`` its protocol. Findings get a
+    reproducing session in ``out_dir`` (a new temporary folder when not given)."""
+    loaded = session if isinstance(session, Session) else open_input(str(session))
+    source = str(session) if not isinstance(session, Session) else (session.path or "session")
+    definitions = list(tools) if tools is not None else _definitions(loaded)
+    try:
+        toolset = ToolSet(definitions)
+    except CallscopeError as exc:
+        raise CallscopeError(f"{source}: tool definitions: {exc}") from None
+    chunks = [(c.t, c.data) for c in loaded.chunks()]
+    report = sweep(source, chunks, harness, protocol=protocol or loaded.header.protocol,
+                   tools=toolset, seeds=seeds, limits=limits,
+                   every_byte_up_to=every_byte_up_to, window=window)
+    if report.findings:
+        folder = Path(out_dir) if out_dir is not None else Path(
+            tempfile.mkdtemp(prefix="callscope-findings-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        used = report.inferred_tools or definitions
+        for finding in report.findings:
+            finding.reproduction = str(write_reproduction(folder, source, loaded, chunks,
+                                                          finding, used))
+    return report
+
+
+def assert_harness_safe(harness: Harness, session: str | Path | Session,
+                        **options: Any) -> SweepReport:
+    """:func:`check_harness`, raising :class:`HarnessUnsafe` (an AssertionError whose message
+    is the report, each finding with its reproduction) when there is a finding."""
+    report = check_harness(harness, session, **options)
+    if not report.ok:
+        raise HarnessUnsafe(report)
+    return report
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:40].strip("._") or "x"
+
+
+def write_reproduction(folder: Path, source: str, session: Session,
+                       chunks: Sequence[tuple[float | None, bytes]], finding: Finding,
+                       tools: Sequence[Any]) -> Path:
+    """A session holding exactly the reads of the finding's variant: the stream cut where the
+    variant was cut (end ``cut``, saying why), else as it ended when recorded."""
+    variant = finding.variant
+    where = f"cut{variant.cut}" if variant.cut is not None else _slug(variant.chunking)
+    stem = _slug(Path(source).name.removesuffix(".jsonl").removesuffix(".sse"))
+    path = folder / f"{stem}.{finding.kind}.{_slug(finding.call)}.{where}.jsonl"
+    pieces, last = [], 0.0
+    for t, data in variant_chunks(chunks, variant):
+        last = max(last, t if t is not None else last)
+        pieces.append(Chunk(last, data))
+    why = f"callscope testing of {source}: the harness {finding.line()}"[:500]
+    if variant.cut is not None:
+        end = StreamEnd("cut", detail=f"cut at byte {variant.cut} by callscope testing", at=last)
+    else:
+        end = session.end
+    header = dataclasses.replace(session.header, tools=list(tools) or session.header.tools,
+                                 provenance=why)
+    save_session(str(path), header, pieces, end)
+    return path
+
+
+def session_files(folder: str | Path) -> list[Path]:
+    """Every session file, raw SSE capture and HAR under ``folder``, sorted."""
+    root = Path(folder)
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SESSION_SUFFIXES)
+
+
+def bundled_sessions(protocol: str | None = None) -> list[Path]:
+    """The sessions callscope ships (constructed turns per protocol, and real recordings under
+    ``fixtures/``); ``protocol`` keeps one protocol's constructed turns."""
+    here = Path(__file__).resolve().parent / "sessions"
+    return session_files(here / protocol if protocol else here)
