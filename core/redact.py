@@ -17,7 +17,29 @@ SECRET_HEADERS = frozenset({
     "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
     "cookie", "set-cookie",
 })
-SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
+SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "sig"})
+SECRET_NAME_WORDS = ("auth", "key", "token", "secret", "signature", "cookie", "session",
+                     "credential")
+"""A header or query parameter whose name contains one of these (in any case) holds a
+credential: gateways add their own (``Helicone-Auth``, ``x-portkey-api-key``,
+``cf-aig-authorization``, ``x-amz-security-token``, ``X-Amz-Signature``), and a name list
+would always miss the next one. Two exceptions: ``tokens`` (plural) names a count in rate-limit
+headers (``x-ratelimit-remaining-tokens``), and callscope's own ``x-callscope-*`` /
+``callscope-*`` names (a session to serve, a fault) carry no secret."""
+_SECRET_WORD = re.compile("|".join(w if w != "token" else "token(?!s)" for w in SECRET_NAME_WORDS))
+
+
+def secret_name(name: str, also: Iterable[str] = ()) -> bool:
+    """Whether a header or query parameter named ``name`` holds a credential (see
+    :data:`SECRET_NAME_WORDS`); ``also``: more names, compared without case."""
+    lower = name.lower()
+    if lower in SECRET_HEADERS or lower in SECRET_QUERY_PARAMS:
+        return True
+    if any(lower == extra.lower() for extra in also):
+        return True
+    if lower.startswith(("x-callscope-", "callscope-")):
+        return False
+    return _SECRET_WORD.search(lower) is not None
 _SECRET_NAMES = (
     ("api", "key"), ("x", "api", "key"), ("x", "goog", "api", "key"), ("private", "key"),
     ("access", "token"), ("refresh", "token"), ("id", "token"), ("authorization",),
@@ -37,10 +59,12 @@ _SECRET_IN_TEXT = re.compile(
 
 def redact_headers(
     headers: Mapping[str, str] | Iterable[tuple[str, str]] | Iterable[Mapping[str, str]],
+    also: Iterable[str] = (),
 ) -> dict[str, str]:
-    """Headers as a dict, credential values replaced by ``[REDACTED]``. Accepts a mapping, or
-    (name, value) pairs, or HAR's ``{"name", "value"}`` objects; repeated names are joined with
-    ", " as HTTP allows."""
+    """Headers as a dict, credential values (:func:`secret_name`, ``also`` more names) replaced
+    by ``[REDACTED]``. Accepts a mapping, or (name, value) pairs, or HAR's ``{"name", "value"}``
+    objects; repeated names are joined with ", " as HTTP allows."""
+    also = tuple(also)
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, list | tuple):
@@ -55,15 +79,17 @@ def redact_headers(
             name, value = str(item[0]), str(item[1])
         else:
             continue  # not a header: a re-save drops it rather than failing
-        if name.lower() in SECRET_HEADERS:
+        if secret_name(name, also):
             value = REDACTED
         out[name] = f"{out[name]}, {value}" if name in out else value
     return out
 
 
-def redact_url(url: str) -> str:
-    """The URL with a password and the values of key-like query parameters redacted. Works on
-    the text, so the rest of the URL keeps its exact spelling."""
+def redact_url(url: str, also: Iterable[str] = ()) -> str:
+    """The URL with a password and the values of credential query parameters
+    (:func:`secret_name`, ``also`` more names) redacted. Works on the text, so the rest of the
+    URL keeps its exact spelling."""
+    also = tuple(also)
     rest, hash_, fragment = url.partition("#")
     base, question, query = rest.partition("?")
     scheme, sep, after = base.partition("://")
@@ -77,7 +103,7 @@ def redact_url(url: str) -> str:
         parts = query.split("&")
         for i, part in enumerate(parts):
             name = part.split("=", 1)[0]
-            if unquote_plus(name).lower() in SECRET_QUERY_PARAMS:
+            if secret_name(unquote_plus(name), also):
                 parts[i] = f"{name}={REDACTED}"
         base = f"{base}?{'&'.join(parts)}"
     return f"{base}{hash_}{fragment}"

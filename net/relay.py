@@ -1,0 +1,224 @@
+"""One response of ``callscope proxy``, relayed to the client and recorded as it arrives.
+
+Each upstream read goes to the client first, then to the session (recording adds no latency).
+The client is watched while upstream is quiet (a stall), so a client that gives up ends the
+recording now, not when upstream next sends something. A client that closes is not taken for a
+cut at once: the upstream body is still read for :data:`CLOSE_GRACE` seconds, because SDKs stop
+at the terminal signal (``[DONE]``, ``message_stop``) and may close before the body's last
+chunk; if the body then ends, the stream is complete and is recorded as clean, the early close
+said in the end's detail. A body the upstream compressed despite ``Accept-Encoding: identity``
+is recorded as it came, and (gzip, deflate) decoded into a second session beside it, named in
+the first one's header, so that what replays is the stream and not compressed bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import orjson
+
+from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd
+from ..core.session import redact_header as redacted_header  # what the writer puts on disk
+from .http1 import Request, Responder
+from .live import MAX_ERROR_BODY, transport_end
+
+if TYPE_CHECKING:
+    from .proxy import RecordingProxy
+
+CLOSE_GRACE = 0.5
+"""Seconds the upstream body is still read and recorded after the client closed."""
+STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/vnd.amazon.eventstream")
+"""Response content types recorded as streams (SSE, Ollama's NDJSON, AWS's event stream)."""
+RESPONSE_DROP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
+                           "proxy-authenticate", "proxy-connection", "trailer", "upgrade"})
+"""Response headers not relayed as they are (h11 frames the body for the client)."""
+DECODABLE = ("gzip", "x-gzip", "deflate")
+CLOSED_EARLY = ("the client closed the connection before the body's last chunk; the upstream "
+                "ended the body cleanly")
+STOPPED = "the proxy stopped while the response was streaming"
+
+HeaderMaker = Callable[..., SessionHeader]
+
+
+def named_in_connection(headers: list[tuple[str, str]]) -> set[str]:
+    """The header names a ``Connection:`` header lists: hop-by-hop too (RFC 9110 §7.6.1)."""
+    return {token.strip().lower() for name, value in headers if name.lower() == "connection"
+            for token in value.split(",") if token.strip()}
+
+
+def wants_stream(request: Request) -> bool:
+    """Whether the client asked for a stream (so an error answer is worth a session too)."""
+    if ":streamGenerateContent" in request.path or request.path.endswith("-stream") or (
+            "text/event-stream" in (request.header("accept") or "")):
+        return True
+    try:
+        body = orjson.loads(request.body) if request.body else None
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+def decoded_path(path: str) -> str:
+    return path.removesuffix(".jsonl") + ".decoded.jsonl"
+
+
+class Relay:
+    """Relays ``response`` to ``out`` and records it (when it is a stream, or an HTTP error
+    answering a streaming request)."""
+
+    def __init__(self, proxy: RecordingProxy, request: Request, response: httpx.Response,
+                 out: Responder, header: HeaderMaker, protocol: str | None, start: float) -> None:
+        self.proxy, self.request, self.response, self.out = proxy, request, response, out
+        self.header, self.protocol, self.start = header, protocol, start
+        self.status = response.status_code
+        self.forwarding = True
+        self.writer: SessionWriter | None = None
+        self.decoded: SessionWriter | None = None
+        self._decoder: Any = None
+        self.error_body = bytearray()
+        self._finished = False
+
+    def _now(self) -> float:
+        return time.monotonic() - self.start
+
+    async def run(self, shown: str) -> None:
+        response, out, status = self.response, self.out, self.status
+        items = response.headers.multi_items()
+        drop = RESPONSE_DROP | named_in_connection(items)
+        headers = [(k, v) for k, v in items if k.lower() not in drop]
+        if self.request.method == "HEAD" or status in (204, 304) or status < 200:
+            await out.send_full(status, [*headers, *(
+                [("content-length", response.headers["content-length"])]
+                if "content-length" in response.headers else [])], b"", head_only=True)
+            self.proxy.log(f"{shown} -> {status}")
+            return
+        content_type = response.headers.get("content-type", "")
+        recorded = content_type.lower().startswith(STREAM_TYPES) or (
+            status >= 400 and wants_stream(self.request))
+        if recorded:
+            self._open(self.proxy.session_path(self.protocol))
+        await out.start(status, headers)
+        end = await self._copy()
+        if self.writer is not None:
+            self._finish(end)
+        where = f" -> {self.writer.path}" if self.writer is not None else ""
+        self.proxy.log(f"{shown} -> {status} {content_type.split(';')[0] or '-'}, "
+                       f"{out.bytes_sent} B, {end.kind}{where}")
+
+    def _open(self, path: str) -> None:
+        encoding = self.response.headers.get("content-encoding", "identity").strip().lower()
+        extra: dict[str, Any] = {}
+        if encoding not in ("", "identity") and self.status < 400:
+            extra["content_encoding"] = encoding
+            if encoding in DECODABLE:
+                extra["decoded"] = os.path.basename(decoded_path(path))
+                self._decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)
+            else:
+                extra["decoded"] = None  # said, so nobody takes the bytes for the stream
+        shown = self.header(self.response, **extra)
+        self.writer = SessionWriter(path, shown)
+        if self._decoder is not None:
+            plain = self.header(self.response, decoded_from=os.path.basename(path),
+                                content_encoding=encoding)
+            headers = {k: v for k, v in (plain.response_headers or {}).items()
+                       if k.lower() != "content-encoding"}
+            shown = replace(plain, response_headers=headers)  # the TUI shows the stream
+            self.decoded = SessionWriter(decoded_path(path), shown)
+        if self.proxy.on_session is not None:
+            self.proxy.on_session(path)
+        if self.proxy.observer is not None:
+            self.proxy.observer.started(path, redacted_header(shown))
+
+    def _record(self, data: bytes) -> None:
+        writer = self.writer
+        if writer is None:
+            return
+        if self.status >= 400:
+            self.error_body.extend(data[:MAX_ERROR_BODY - len(self.error_body)])
+            return
+        chunk = Chunk(self._now(), data)
+        writer.write(chunk)
+        shown = chunk
+        if self._decoder is not None and self.decoded is not None:
+            try:
+                plain = self._decoder.decompress(data)
+            except zlib.error:
+                plain = b""  # the raw session keeps the bytes; the decoded one stops growing
+            if plain:
+                shown = Chunk(chunk.t, plain)
+                self.decoded.write(shown)
+            else:
+                shown = Chunk(chunk.t, b"")
+        if self.proxy.observer is not None and shown.data:
+            self.proxy.observer.chunk(writer.path, shown)
+
+    async def _pump(self) -> None:
+        async for data in self.response.aiter_raw():
+            if self.forwarding:
+                try:
+                    await self.out.send(data)  # the client first: recording adds no latency
+                except (ConnectionError, OSError):
+                    self.forwarding = False
+            self._record(data)
+
+    async def _copy(self) -> StreamEnd:
+        """Copy the body; how it ended."""
+        end = StreamEnd("cut", detail=STOPPED)
+        copying = asyncio.ensure_future(self._pump())
+        gone = asyncio.ensure_future(self.out.client_gone())
+        try:
+            await asyncio.wait({copying, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not copying.done():  # the client closed: the body may be all but over
+                self.forwarding = False
+                await asyncio.wait({copying}, timeout=CLOSE_GRACE)
+            if not copying.done():
+                end = StreamEnd("cut", detail="the client disconnected while the response "
+                                "was streaming", at=self._now())
+                self.out.writer.close()
+                return end
+            try:
+                copying.result()
+            except httpx.TransportError as exc:
+                end = transport_end(exc, self._now())
+                if self.forwarding:
+                    await (self.out.reset() if end.kind == "reset" else self.out.close())
+                return end
+            if not self.forwarding:
+                self.out.writer.close()
+                return StreamEnd("clean", detail=CLOSED_EARLY, at=self._now())
+            end = StreamEnd("clean", at=self._now())
+            await self.out.end()
+            return end
+        except (ConnectionError, OSError) as exc:
+            self.out.writer.close()
+            return StreamEnd("clean" if copying.done() else "cut",
+                             detail=f"the client disconnected ({exc})"[:200], at=self._now())
+        except asyncio.CancelledError:
+            self._finish(StreamEnd("cut", detail=STOPPED, at=self._now()))
+            raise
+        finally:
+            for task in (copying, gone):
+                task.cancel()
+            await asyncio.gather(copying, gone, return_exceptions=True)
+
+    def _finish(self, end: StreamEnd) -> None:
+        """End the session(s) once (a cancelled relay ends them here, every byte kept)."""
+        writer = self.writer
+        if writer is None or self._finished:
+            return
+        self._finished = True
+        if self.status >= 400:
+            end = StreamEnd("http_error", status=self.status, body=bytes(self.error_body),
+                            detail=None if end.kind == "clean" else end.detail, at=end.at)
+        writer.finish(end)
+        if self.decoded is not None:
+            self.decoded.finish(end)
+        if self.proxy.observer is not None:
+            self.proxy.observer.ended(writer.path, end)

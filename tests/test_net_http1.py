@@ -1,0 +1,141 @@
+"""net/http1.py over h11, on real loopback sockets: request targets, pipelining, HTTP/1.0,
+100-continue, header validation, and the head and idle timeouts. Every test talks raw bytes."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import orjson
+import pytest
+from callscope.net import http1
+from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
+
+
+async def _echo(request: Request, out: Responder) -> None:
+    """Answers with what it was asked, streamed in two pieces."""
+    await out.start(200, [("content-type", "application/json")])
+    await out.send(orjson.dumps({"method": request.method, "target": request.target}))
+    await out.send(orjson.dumps({"body": request.body.decode("latin-1")}))
+    await out.end()
+
+
+@pytest.fixture
+def server():
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        yield int(url.rsplit(":", 1)[1])
+
+
+def exchange(port: int, data: bytes, *, wait: float = 2.0, shut: bool = False) -> bytes:
+    """Send ``data`` on a fresh connection and read until the server closes (or ``wait``)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as sock:
+        sock.sendall(data)
+        if shut:
+            sock.shutdown(socket.SHUT_WR)
+        received = bytearray()
+        deadline = time.monotonic() + wait
+        try:
+            while time.monotonic() < deadline:
+                got = sock.recv(65536)
+                if not got:
+                    break
+                received += got
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return bytes(received)
+
+
+def test_absolute_url_target_is_400_with_a_hint(server):
+    answer = exchange(server, b"GET http://127.0.0.1:1/elsewhere HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert b"origin-form" in answer and b"base URL" in answer and b"Traceback" not in answer
+
+
+def test_userinfo_trick_target_is_refused(server):
+    answer = exchange(server, b"POST @127.0.0.1:9/x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+def test_connect_is_501_with_a_one_line_hint(server):
+    answer = exchange(server, b"CONNECT api.openai.com:443 HTTP/1.1\r\nHost: api.openai.com\r\n\r\n")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 501 ")
+    assert body.count(b"\n") == 1 and b"reverse proxy" in body and b"base URL" in body
+
+
+def test_pipelined_requests_are_each_served_whole(server):
+    # The second request arrives while the first is answered: its first byte must not be lost.
+    two = (b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\none"
+           b"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\ntwo")
+    answer = exchange(server, two)
+    assert answer.count(b"HTTP/1.1 200 ") == 2
+    assert b'{"method":"POST","target":"/a"}' in answer
+    assert b'{"method":"POST","target":"/b"}' in answer and b'"body":"two"' in answer
+    assert b"OST" not in answer.replace(b"POST", b"")
+
+
+def test_http10_client_gets_a_body_ended_by_close_not_chunks(server):
+    answer = exchange(server, b"POST /x HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and b"chunked" not in head.lower()
+    assert body == b'{"method":"POST","target":"/x"}{"body":"hi"}'
+
+
+def test_expect_100_continue_is_answered_before_the_body():
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as sock:
+            sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                         b"Expect: 100-continue\r\nConnection: close\r\n\r\n")
+            assert sock.recv(100).startswith(b"HTTP/1.1 100 ")  # before any body byte
+            sock.sendall(b"body")
+            rest = bytearray()
+            while got := sock.recv(65536):
+                rest += got
+    assert rest.startswith(b"HTTP/1.1 200 ") and b'"body":"body"' in rest
+
+
+@pytest.mark.parametrize("head", [
+    b"GET / HTTP/1.1\r\nHost x\r\n\r\n",  # no colon
+    b"GET / HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n",  # space in a name
+    b"GET / HTTP/1.1\r\n\r\n",  # HTTP/1.1 without Host
+    b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+])
+def test_malformed_heads_are_a_400_line(server, head):
+    answer = exchange(server, head)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:80]
+    assert answer.rstrip().count(b"\n") <= 6 and b"Traceback" not in answer
+
+
+def test_oversized_head_is_431(server):
+    answer = exchange(server, b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 70_000 + b"\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_half_open_head_is_closed_after_the_head_timeout(monkeypatch):
+    monkeypatch.setattr(http1, "HEAD_TIMEOUT", 0.3)
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        started = time.monotonic()
+        answer = exchange(port, b"POST /x HTTP/1.1\r\nHost: x\r\n", wait=5)
+    assert answer.startswith(b"HTTP/1.1 408 ") and time.monotonic() - started < 4
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout(monkeypatch):
+    monkeypatch.setattr(http1, "IDLE_TIMEOUT", 0.3)
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        started = time.monotonic()
+        answer = exchange(port, b"", wait=5)
+    assert answer == b"" and time.monotonic() - started < 4
+
+
+async def _broken(request: Request, out: Responder) -> None:
+    raise RuntimeError("secret internal detail")
+
+
+def test_a_handler_bug_is_a_500_without_its_text():
+    with BackgroundServer(lambda: HTTPServer(_broken)) as url:
+        answer = exchange(int(url.rsplit(":", 1)[1]), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 500 ") and b"secret internal detail" not in answer
