@@ -237,12 +237,17 @@ class Emulator:
         self.log = log or (lambda line: None)
         self._turns: dict[str, int] = {}
 
+    def named(self, name: str, protocol: str | None) -> list[Loaded]:
+        """The sessions ``name`` (an index, a file name or a stem) names, those of the
+        endpoint's ``protocol`` first: names are unique per protocol, not across them."""
+        found = [s for i, s in enumerate(self.sessions, 1) if name in (str(i), s.name, _stem(s.name))]
+        return sorted(found, key=lambda s: s.protocol != protocol)
+
     def pick(self, protocol: str | None, name: str | None) -> Loaded | None:
+        """The session to serve at an endpoint of ``protocol``: the one named (of that
+        protocol only), or the next of that protocol in turn."""
         if name:
-            for i, s in enumerate(self.sessions, 1):
-                if name in (str(i), s.name, _stem(s.name)):
-                    return s
-            return None
+            return next((s for s in self.named(name, protocol) if s.protocol == protocol), None)
         matching = [s for s in self.sessions if s.protocol == protocol]
         if not matching:
             return None
@@ -281,11 +286,7 @@ class Emulator:
                                                         None) or faults.session)
         session = self.pick(protocol, name)
         if session is None:
-            loaded = ", ".join(f"{s.name} ({s.protocol})" for s in self.sessions)
-            what = f"session {name!r}" if name else f"{protocol} session"
-            self.log(f"{where} -> 404 (no {what})")
-            await _json(out, 404, {"error": {"message": f"callscope serve: no {what}; loaded: "
-                                             f"{loaded}", "type": "not_found"}})
+            await self._no_session(out, where, protocol, name)
             return
         result = "stopped"  # what the log says if the server is closed mid-stream
         try:
@@ -295,6 +296,23 @@ class Emulator:
             raise
         finally:
             self.log(f"{where} -> {session.name} ({session.protocol}): {result}")
+
+    async def _no_session(self, out: Responder, where: str, protocol: str,
+                          name: str | None) -> None:
+        others = self.named(name, protocol) if name else []
+        if others:  # named, but of another protocol: serving it here would mislead the client
+            other = others[0]
+            message = (f"session {name!r} is {other.protocol}, not {protocol}: this endpoint "
+                       f"serves {protocol} sessions only")
+            self.log(f"{where} -> 409 ({message})")
+            await _json(out, 409, {"error": {"message": f"callscope serve: {message}",
+                                             "type": "invalid_request_error"}})
+            return
+        loaded = ", ".join(f"{s.name} ({s.protocol})" for s in self.sessions)
+        what = f"{protocol} session {name!r}" if name else f"{protocol} session"
+        self.log(f"{where} -> 404 (no {what})")
+        await _json(out, 404, {"error": {"message": f"callscope serve: no {what}; loaded: "
+                                         f"{loaded}", "type": "not_found"}})
 
     async def stream(self, session: Loaded, faults: Faults, out: Responder) -> str:
         """Answer with ``session`` under ``faults``; returns a short description of what was sent."""

@@ -364,3 +364,22 @@ def test_google_genai_interactions_stream():
                 args[event.index] = args.get(event.index, "") + event.delta.arguments
     assert [(names[i], args[i]) for i in sorted(names)] == list(expected.values())
     assert names
+
+
+def test_a_session_name_prefers_the_endpoints_protocol_and_refuses_a_mismatch(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    same_chat = tmp_path / "a" / "single_call.sse"
+    same_anthropic = tmp_path / "b" / "single_call.sse"
+    same_chat.write_bytes(CHAT_TEXT.read_bytes())
+    same_anthropic.write_bytes(ANTHROPIC.read_bytes())
+    with serving(same_chat, same_anthropic, RESPONSES) as url:
+        named = {"x-callscope-session": "single_call"}
+        anthropic = post(url, "/v1/messages", headers=named)[1]
+        chat = post(url, "/v1/chat/completions", headers=named)[1]
+        wrong, body, _ = post(url, "/v1/messages",
+                              headers={"x-callscope-session": RESPONSES.stem})
+    assert anthropic == ANTHROPIC.read_bytes() and chat == CHAT_TEXT.read_bytes()
+    assert wrong.status_code == 409
+    message = orjson.loads(body)["error"]["message"]
+    assert "is openai-responses, not anthropic" in message

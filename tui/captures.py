@@ -119,6 +119,14 @@ class Capture:
         return url[len(self.base):] or "/" if self.base and url.startswith(self.base) else url
 
     @property
+    def size(self) -> int:
+        """Bytes received: the stream's, or an HTTP error's body (which is no chunk)."""
+        end = self.timeline.end
+        if end is not None and end.kind == "http_error" and end.body:
+            return self.timeline.total_bytes + len(end.body)
+        return self.timeline.total_bytes
+
+    @property
     def label(self) -> str:
         return f"#{self.number} {self.request.get('method', '?')} {self.request.get('url', '?')}"
 
@@ -133,7 +141,7 @@ class Capture:
                     self.header.protocol or "?")),
                 Content.styled(str(status) if status is not None else "—",
                                "$text-error" if status is None or status >= 400 else ""),
-                Content(f"{tl.total_bytes:,}"), state, gate_summary(tl))
+                Content(f"{self.size:,}"), state, gate_summary(tl))
 
 
 def gate_summary(timeline: Timeline) -> Content:
@@ -205,10 +213,11 @@ class ProxyApp(CallscopeApp):
     """The recording proxy with its captures list; the panes show the capture opened."""
 
     def __init__(self, upstream: str, directory: str, *, port: int = 0,
-                 timeout: float = 600.0) -> None:
+                 timeout: float = 600.0, redact: tuple[str, ...] = ()) -> None:
         super().__init__([], source=directory, note="No capture open yet: l lists the captures.")
         self.proxy = RecordingProxy(upstream, directory, timeout=timeout, observer=_Poster(self),
-                                    log=lambda line: self.post_message(ProxyEvent(line=line)))
+                                    log=lambda line: self.post_message(ProxyEvent(line=line)),
+                                    redact=redact)
         self.port = port
         self.url: str | None = None
         self.error: str | None = None

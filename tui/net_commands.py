@@ -159,7 +159,8 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
 
     if not args.headless:
         return _proxy_tui(args, out)
-    proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=_line_writer(out))
+    proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=_line_writer(out),
+                           redact=tuple(args.redact_header))
 
     def banner(url: str) -> list[str]:
         return [f"callscope proxy: listening on {url} -> {redact_url(proxy.upstream)}",
@@ -173,14 +174,15 @@ def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
     from .captures import ProxyApp
     from .table import inert
 
-    app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout)
+    app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout,
+                   redact=tuple(args.redact_header))
     app.run()
     if app.error is not None:
         raise CallscopeError(app.error)
     for capture in app.captures.values():
         end = capture.timeline.end
         out.write(f"{inert(capture.path, 200)}: {inert(capture.label, 200)}, "
-                  f"{capture.timeline.total_bytes} B, {end.kind if end else 'cut when the proxy stopped'}\n")
+                  f"{capture.size} B, {end.kind if end else 'cut when the proxy stopped'}\n")
     out.write(f"{len(app.captures)} capture(s) in {inert(args.dir, 200)}\n")
     return 0
 
@@ -252,6 +254,10 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--dir", default="captures", help="where sessions go (default ./captures)")
     p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
                    help="upstream read timeout (default 600)")
+    p.add_argument("--redact-header", action="append", default=[], metavar="NAME",
+                   help="also redact this header (and query parameter) in sessions and logs; "
+                        "names containing auth, key, token, secret, signature, cookie, session "
+                        "or credential always are (repeatable)")
     p.add_argument("--headless", action="store_true",
                    help="no debugger: log one line per request on stdout")
     p.set_defaults(handler=cmd_proxy)
