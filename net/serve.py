@@ -46,11 +46,6 @@ _RECORDED_ENDINGS = {"clean": "clean", "reset": "reset", "cut": "close", "timeou
                      "error": "close", "missing": "close"}
 """How a session's recorded end is replayed (``http_error`` answers with its status instead)."""
 
-_ERROR_BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
-    spec.name: spec.error_body for spec in SPECS.values()}
-"""The body of an emulated HTTP error, as each provider writes one (its spec says)."""
-
-
 class FaultError(CallscopeError):
     """A fault spec that cannot be applied."""
 
@@ -322,9 +317,11 @@ class Emulator:
             status = session.end.status or 500
             body = (session.end.body or b"").decode("utf-8", "replace") if body is None else body
         if status is not None:
-            payload = body.encode() if body is not None else orjson.dumps(
-                _ERROR_BODIES.get(session.protocol, _ERROR_BODIES["openai-chat"])(status))
-            await out.send_full(status, [("content-type", "application/json")], payload)
+            spec = SPECS.get(session.protocol, SPECS["openai-chat"])
+            shaped = spec.error_body(status)
+            payload = body.encode() if body is not None else orjson.dumps(shaped)
+            await out.send_full(status, [("content-type", "application/json"),
+                                         *spec.error_headers(status, shaped)], payload)
             return f"HTTP {status}"
         cut = faults.cut
         if faults.frames is not None:

@@ -383,3 +383,58 @@ def test_a_session_name_prefers_the_endpoints_protocol_and_refuses_a_mismatch(tm
     assert wrong.status_code == 409
     message = orjson.loads(body)["error"]["message"]
     assert "is openai-responses, not anthropic" in message
+
+
+# -- error shapes, as the SDKs see them ------------------------------------------------------------
+
+def test_openai_sdk_sees_a_real_rate_limit_error():
+    openai = pytest.importorskip("openai")
+    with serving(CHAT) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0,
+                               default_headers={"x-callscope-fault": "status=429"})
+        with pytest.raises(openai.RateLimitError) as exc:
+            client.chat.completions.create(model="m", messages=[], stream=True)
+    assert exc.value.code == "rate_limit_exceeded" and exc.value.type == "requests"
+    assert exc.value.request_id.startswith("req_")
+    assert exc.value.response.headers["retry-after"] == "1"
+
+
+@pytest.mark.parametrize(("status", "error", "kind", "retry"), [
+    (529, "OverloadedError", "overloaded_error", "true"),
+    (429, "RateLimitError", "rate_limit_error", "true"),
+    (400, "BadRequestError", "invalid_request_error", "false")])
+def test_anthropic_sdk_sees_real_error_types_and_request_ids(status, error, kind, retry):
+    anthropic = pytest.importorskip("anthropic")
+    with serving(ANTHROPIC) as url:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
+                                     default_headers={"x-callscope-fault": f"status={status}"})
+        with pytest.raises(getattr(anthropic, error)) as exc:
+            client.messages.create(model="m", max_tokens=5, messages=[], stream=True)
+    body = exc.value.body
+    assert body["error"]["type"] == kind
+    assert exc.value.request_id == body["request_id"] and body["request_id"].startswith("req_")
+    assert exc.value.response.headers["x-should-retry"] == retry
+
+
+def test_anthropic_sdk_retries_an_overload_as_the_header_says():
+    anthropic = pytest.importorskip("anthropic")
+    log: list[str] = []
+    with serving(ANTHROPIC, log=log) as url:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=1,
+                                     default_headers={"x-callscope-fault": "status=529"})
+        with pytest.raises(anthropic.OverloadedError):
+            client.messages.create(model="m", max_tokens=5, messages=[], stream=True)
+    assert sum("HTTP 529" in line for line in log) == 2  # retried once, after retry-after
+
+
+def test_google_genai_sees_resource_exhausted():
+    genai = pytest.importorskip("google.genai")
+    from google.genai import errors, types
+
+    with serving(GENERATE) as url:
+        client = genai.Client(api_key="k", http_options=types.HttpOptions(
+            base_url=url, headers={"x-callscope-fault": "status=429"},
+            retry_options=types.HttpRetryOptions(attempts=1)))
+        with pytest.raises(errors.ClientError) as exc:
+            list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"))
+    assert exc.value.code == 429 and exc.value.status == "RESOURCE_EXHAUSTED"

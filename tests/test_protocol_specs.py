@@ -148,7 +148,7 @@ def test_detection_and_the_registry_import_no_reader() -> None:
 
 
 def test_the_emulator_reads_its_routes_and_error_bodies_from_the_specs() -> None:
-    from callscope.net.serve import _ERROR_BODIES, protocol_for_path
+    from callscope.net.serve import protocol_for_path
 
     assert protocol_for_path("/openai/v1/responses") == "openai-responses"
     assert protocol_for_path("/v1/chat/completions") == "openai-chat"
@@ -156,16 +156,12 @@ def test_the_emulator_reads_its_routes_and_error_bodies_from_the_specs() -> None
     assert protocol_for_path("/v1beta/interactions") == "gemini-interactions"
     assert protocol_for_path("/v1beta/models/m:streamGenerateContent") == "gemini-generate"
     assert protocol_for_path("/v1/models/m:generateContent") is None
-    openai = {"error": {"message": "callscope emulated HTTP 503", "type": "server_error",
-                        "param": None, "code": None}}
-    google = {"error": {"code": 503, "message": "callscope emulated HTTP 503",
-                        "status": "UNAVAILABLE"}}
-    assert {name: body(503) for name, body in _ERROR_BODIES.items()} == {
-        "openai-responses": openai, "openai-chat": openai,
-        "anthropic": {"type": "error", "error": {"type": "api_error",
-                                                 "message": "callscope emulated HTTP 503"}},
-        "gemini-interactions": google, "gemini-generate": google,
-    }
+    # Each provider's own words for a rate limit (the emulator's bodies: tests/test_net_serve.py).
+    kinds = {name: SPECS[name].error_body(429) for name in SPECS}
+    assert kinds["openai-chat"]["error"]["code"] == "rate_limit_exceeded"
+    assert kinds["anthropic"]["error"]["type"] == "rate_limit_error"
+    assert kinds["gemini-generate"]["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert SPECS["anthropic"].error_body(529)["error"]["type"] == "overloaded_error"
 
 
 def test_the_live_client_reads_every_request_shape_from_the_specs() -> None:

@@ -122,6 +122,14 @@ class ProtocolSpec:
     stream_query: tuple[str, str] | None = None
     """How a request asks for a stream when not by ``"stream": true`` in its body: a query
     parameter and its value (Gemini's ``?alt=sse``)."""
+    stream_default: bool = False
+    """Whether a request that says nothing of ``"stream"`` gets a stream (Ollama streams unless
+    told ``"stream": false``; Bedrock's ``converse-stream`` route always streams)."""
+    content_type: str = "text/event-stream"
+    """The content type of the stream the emulator answers with."""
+    error_headers: Callable[[int, dict[str, Any]], list[tuple[str, str]]] = lambda status, body: []
+    """(status, the body :attr:`error_body` made) -> the headers the provider sends with that
+    error (request id, ``retry-after``, ``x-should-retry``: see :mod:`.http_errors`)."""
 
     def reader_class(self) -> type[ProtocolReader]:
         """The reader class, imported now (and cached by the import system)."""

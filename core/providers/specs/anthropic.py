@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..http_errors import ErrorShape, request_id, retry_headers, retryable, shape_for
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, payload_type
 
 EVENT_TYPES = frozenset({
@@ -33,9 +34,36 @@ STOP_REASONS: dict[str, StopVerdict] = {
 }
 
 
+ERRORS = {
+    # docs.claude.com/en/api/errors: one error type per status, in its words.
+    400: ErrorShape("invalid_request_error", "callscope emulated HTTP 400: invalid request"),
+    401: ErrorShape("authentication_error", "invalid x-api-key (callscope emulated)"),
+    403: ErrorShape("permission_error", "Your API key does not have permission to use the "
+                    "specified resource. (callscope emulated)"),
+    404: ErrorShape("not_found_error", "The requested resource could not be found. "
+                    "(callscope emulated)"),
+    413: ErrorShape("request_too_large", "Request exceeds the maximum allowed number of bytes. "
+                    "(callscope emulated)"),
+    429: ErrorShape("rate_limit_error", "Number of requests has exceeded your rate limit. "
+                    "(callscope emulated)"),
+    500: ErrorShape("api_error", "Internal server error (callscope emulated)"),
+    529: ErrorShape("overloaded_error", "Overloaded (callscope emulated)"),
+}
+
+
 def error_body(status: int) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": "api_error",
-                                       "message": f"callscope emulated HTTP {status}"}}
+    shape = shape_for(ERRORS, status)
+    return {"type": "error", "error": {"type": shape.kind, "message": shape.message},
+            "request_id": request_id("req_011")}
+
+
+def error_headers(status: int, body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The body's request id as ``request-id``, and Anthropic's own retry verdict."""
+    headers = [("x-should-retry", "true" if retryable(status) else "false"),
+               *retry_headers(status)]
+    if isinstance(body.get("request_id"), str):
+        headers.insert(0, ("request-id", body["request_id"]))
+    return headers
 
 
 def auth(key: str) -> dict[str, str]:
@@ -60,6 +88,7 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=True,
     route=r"/v1/messages\Z",
     error_body=error_body,
+    error_headers=error_headers,
     live=LiveShape(("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
                    "/v1/messages", auth, body, tool),
     synthetic=Synthetic("synth_wire:encode_anthropic", b"\n", "claude-sonnet-4-20250514", ""),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..http_errors import RETRY_AFTER_SECONDS, ErrorShape, shape_for
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic
 
 KEYS = ("candidates", "promptFeedback", "usageMetadata", "modelVersion")
@@ -31,10 +32,34 @@ STOP_REASONS: dict[str, StopVerdict] = {
 }
 
 
+ERRORS = {
+    # ai.google.dev/gemini-api/docs/troubleshooting: the status name per HTTP status.
+    400: ErrorShape("INVALID_ARGUMENT", "Request contains an invalid argument. "
+                    "(callscope emulated)"),
+    401: ErrorShape("UNAUTHENTICATED", "API key not valid. Please pass a valid API key. "
+                    "(callscope emulated)"),
+    403: ErrorShape("PERMISSION_DENIED", "The caller does not have permission. "
+                    "(callscope emulated)"),
+    404: ErrorShape("NOT_FOUND", "Requested entity was not found. (callscope emulated)"),
+    429: ErrorShape("RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota). "
+                    "(callscope emulated)"),
+    500: ErrorShape("INTERNAL", "An internal error has occurred. (callscope emulated)"),
+    503: ErrorShape("UNAVAILABLE", "The model is overloaded. Please try again later. "
+                    "(callscope emulated)"),
+    504: ErrorShape("DEADLINE_EXCEEDED", "Deadline expired before operation could complete. "
+                    "(callscope emulated)"),
+}
+
+
 def error_body(status: int) -> dict[str, Any]:
-    """Google's error object (generateContent and Interactions alike)."""
-    return {"error": {"code": status, "message": f"callscope emulated HTTP {status}",
-                      "status": "UNAVAILABLE"}}
+    """Google's error object (generateContent and Interactions alike); a 429 says when to
+    retry as Google does, in a ``RetryInfo`` detail."""
+    shape = shape_for(ERRORS, status)
+    error: dict[str, Any] = {"code": status, "message": shape.message, "status": shape.kind}
+    if status == 429:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                             "retryDelay": f"{RETRY_AFTER_SECONDS}s"}]
+    return {"error": error}
 
 
 GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...frame import Frame
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, bearer
-from .openai_responses import OPENAI_BASE, OPENAI_KEYS, error_body
+from .openai_responses import OPENAI_BASE, OPENAI_KEYS, error_body, error_headers
 
 
 def recognise(frame: Frame, payload: dict[str, Any] | None) -> bool:
@@ -46,6 +46,7 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=False,
     route=r"/v1/chat/completions\Z",
     error_body=error_body,
+    error_headers=error_headers,
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/chat/completions", bearer, body,
                    tool),
     synthetic=Synthetic("synth_wire:encode_chat", b"\n", "gpt-4o-2024-08-06", "{}"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..http_errors import ErrorShape, request_id, retry_headers, shape_for
 from ..spec import (
     CUT,
     FAILED,
@@ -43,10 +44,33 @@ STOP_REASONS: dict[str, StopVerdict] = {
 }
 
 
+ERRORS = {
+    # OpenAI's error codes page (platform.openai.com/docs/guides/error-codes), in its words.
+    400: ErrorShape("invalid_request_error", "callscope emulated HTTP 400: invalid request."),
+    401: ErrorShape("invalid_request_error", "Incorrect API key provided. (callscope emulated)",
+                    "invalid_api_key"),
+    403: ErrorShape("invalid_request_error", "Country, region, or territory not supported. "
+                    "(callscope emulated)", "unsupported_country_region_territory"),
+    404: ErrorShape("invalid_request_error", "The model does not exist or you do not have access "
+                    "to it. (callscope emulated)", "model_not_found"),
+    429: ErrorShape("requests", "Rate limit reached for requests. Please try again in 1s. "
+                    "(callscope emulated)", "rate_limit_exceeded"),
+    500: ErrorShape("server_error", "The server had an error while processing your request. "
+                    "Sorry about that! (callscope emulated)"),
+    503: ErrorShape("server_error", "The engine is currently overloaded, please try again "
+                    "later. (callscope emulated)"),
+}
+
+
 def error_body(status: int) -> dict[str, Any]:
     """OpenAI's error object (Responses and Chat Completions alike)."""
-    return {"error": {"message": f"callscope emulated HTTP {status}", "type": "server_error",
-                      "param": None, "code": None}}
+    shape = shape_for(ERRORS, status)
+    return {"error": {"message": shape.message, "type": shape.kind, "param": None,
+                      "code": shape.code}}
+
+
+def error_headers(status: int, body: dict[str, Any]) -> list[tuple[str, str]]:
+    return [("x-request-id", request_id("req_")), *retry_headers(status)]
 
 
 OPENAI_KEYS = ("OPENAI_API_KEY",)
@@ -61,6 +85,7 @@ SPEC = ProtocolSpec(
     empty_arguments_mean_empty_object=False,
     route=r"/v1/responses\Z",
     error_body=error_body,
+    error_headers=error_headers,
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/responses", bearer, input_body,
                    function_tool),
     synthetic=Synthetic("synth_wire:encode_responses", b"\n", "gpt-5-2025-08-07", "{}"),
