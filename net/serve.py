@@ -24,10 +24,10 @@ import orjson
 
 from ..core.engine import Engine
 from ..core.errors import CallscopeError
+from ..core.framing import decode_all, framing_of
 from ..core.providers import SPECS
 from ..core.replay import Chunking, TimedBytes, rechunk
 from ..core.session import Session, StreamEnd, redact_url
-from ..core.sse import decode_all
 from .http1 import HTTPServer, Request, Responder
 
 FAULT_HEADER = "x-callscope-fault"
@@ -174,7 +174,8 @@ class Loaded:
     def frame_ends(self) -> list[int]:
         """The byte offset just past each SSE frame (block) of the session, computed once."""
         if self._frame_ends is None:
-            self._frame_ends = [f.end for f in decode_all(b"".join(d for _, d in self.chunks))]
+            data = b"".join(d for _, d in self.chunks)
+            self._frame_ends = [f.end for f in decode_all(data, framing_of(self.protocol))]
         return self._frame_ends
 
     def frame_end(self, count: int) -> int:
@@ -199,9 +200,10 @@ def load(path: str, session: Session | None = None) -> Loaded:
         for _, data in chunks:
             engine.feed(data)
         protocol = engine.state.protocol
-    content_type = "text/event-stream"
+    # The protocol's stream type (its spec says), with the parameters the recording had.
+    content_type = SPECS[protocol].content_type if protocol in SPECS else "text/event-stream"
     for name, value in (session.header.response_headers or {}).items():
-        if name.lower() == "content-type" and value.lower().startswith("text/event-stream"):
+        if name.lower() == "content-type" and value.lower().startswith(content_type):
             content_type = value
     return Loaded(os.path.basename(path), protocol, chunks, session.end, content_type)
 
@@ -385,10 +387,13 @@ def _paced(pieces: Iterable[TimedBytes], frame_ends: list[int], rate: float) -> 
 
 
 def _not_streaming(request: Request, protocol: str) -> str | None:
-    """Why the request does not ask for a stream (the emulator only streams), or None."""
+    """Why the request does not ask for a stream (the emulator only streams), or None. How a
+    request asks is the protocol's spec's: a query switch, a route that always streams or a
+    ``"stream"`` member that defaults to true, else ``"stream": true``."""
     if request.method != "POST":
         return f"{request.method} is not supported here; POST a streaming request"
-    switch = SPECS[protocol].stream_query if protocol in SPECS else None
+    spec = SPECS.get(protocol)
+    switch = spec.stream_query if spec is not None else None
     if switch is not None:
         name, value = switch
         return None if value in request.query.get(name, []) else \
@@ -397,7 +402,8 @@ def _not_streaming(request: Request, protocol: str) -> str | None:
         body = orjson.loads(request.body) if request.body else {}
     except orjson.JSONDecodeError:
         return "the request body is not JSON"
-    if isinstance(body, dict) and body.get("stream") is not True:
+    if isinstance(body, dict) and body.get("stream", spec is not None and spec.stream_default) \
+            is not True:
         return 'the emulator only streams: set "stream": true'
     return None
 
