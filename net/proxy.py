@@ -66,6 +66,15 @@ class CaptureObserver(Protocol):
     def ended(self, path: str, end: StreamEnd) -> None: ...
 
 
+def check_upstream(upstream: str) -> str:
+    """The upstream base URL without its trailing slash; refused unless http(s)."""
+    if not upstream.startswith(("http://", "https://")):
+        from ..core.errors import CallscopeError
+
+        raise CallscopeError(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
+    return upstream.rstrip("/")
+
+
 class RecordingProxy:
     """The request handler of ``callscope proxy``."""
 
@@ -73,11 +82,7 @@ class RecordingProxy:
                  log: Callable[[str], object] | None = None,
                  on_session: Callable[[str], None] | None = None,
                  observer: CaptureObserver | None = None, redact: Iterable[str] = ()) -> None:
-        if not upstream.startswith(("http://", "https://")):
-            from ..core.errors import CallscopeError
-
-            raise CallscopeError(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
-        self.upstream = upstream.rstrip("/")
+        self.upstream = check_upstream(upstream)
         self._origin = httpx.URL(self.upstream)
         self.directory = directory
         self.timeout = timeout

@@ -5,6 +5,7 @@ and a capture opened while it streams keeps growing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pathlib
 import threading
 import time
@@ -415,3 +416,40 @@ def test_the_proxy_command_runs_the_debugger_and_lists_what_it_captured(serve, t
     assert len(saved) == 1 and f"{saved[0]}: #1 POST " in out
     assert f"{len(DATA)} B, clean" in out and "1 capture(s)" in out and KEY not in out
     assert cli.main(["proxy", "--upstream", "ftp://nowhere"]) == 2  # before any screen
+
+
+async def test_the_relay_runs_in_its_own_process_and_says_why_it_cannot_listen(tmp_path):
+    import os
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        app = ProxyApp("http://127.0.0.1:9", str(tmp_path / "c"), port=taken.getsockname()[1])
+        async with app.run_test(size=SIZE) as pilot:
+            assert app._relay is not None and app._relay.pid != os.getpid()
+            await until(pilot, lambda: app.error is not None)
+        app.wait_relay()
+    assert app.error.startswith("cannot listen on 127.0.0.1:") and "Traceback" not in app.error
+
+
+async def test_closing_the_debugger_ends_a_capture_in_flight_as_cut_with_a_time(paced, tmp_path):
+    app = ProxyApp(paced.url, str(tmp_path / "captures"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.url is not None)
+        def agent() -> None:  # cut by the stop: the error is what it gets
+            with contextlib.suppress(httpx.TransportError):
+                with httpx.stream("POST", app.url + "/v1/chat/completions", timeout=10,
+                                  json={"stream": True}) as response:
+                    for _ in response.iter_raw():
+                        pass
+        threading.Thread(target=agent, daemon=True).start()
+        paced.release(1)
+        await until(pilot, lambda: app.captures and next(iter(
+            app.captures.values())).timeline.total_bytes > 0)
+    app.wait_relay()  # the relay was stopped with the app; its last facts are applied now
+    capture = next(iter(app.captures.values()))
+    end = capture.timeline.end
+    assert end is not None and end.kind == "cut" and end.at is not None
+    [saved] = (tmp_path / "captures").glob("*.jsonl")
+    assert open_input(str(saved)).end.at == pytest.approx(end.at, abs=1e-5)

@@ -1,11 +1,14 @@
 """``callscope proxy`` in the debugger: the captured sessions listed live, any of them opened.
 
-The recording proxy (``net/proxy.py``) runs on its own event loop in a Textual thread worker, so
-the UI never delays a response the proxy relays. It tells a :class:`~callscope.net.proxy.
-CaptureObserver` about every capture; the observer here posts each fact to the app as a message
-(thread-safe, never blocking). Each capture is a growing
+The recording proxy runs in a child process of its own (``callscope proxy --headless
+--events``), so the screen never holds the interpreter lock the relay needs: a response is
+relayed as fast as with no debugger (``python -m bench.proxy_bench``). The child writes every
+capture fact as a line on its standard output (``net/relay_events.py``); a reader thread here
+turns each line into a fact in the app's :class:`~.inbox.Inbox`. Each capture is a growing
 :class:`~callscope.core.timeline.Timeline`, extended in the app's thread: the list shows its
 gate verdicts as they happen, and opening a capture that is still streaming follows it live.
+When the app closes, the child is stopped (SIGTERM: streams in flight end their sessions as
+cut, with a time) and the facts it wrote last are applied before the command reports.
 
 :class:`CapturesScreen` is the list; it sits on top of the debugger's panes, which show the
 capture opened last (escape or ``l`` comes back to the list).
@@ -13,8 +16,10 @@ capture opened last (escape or ``l`` comes back to the list).
 
 from __future__ import annotations
 
-import asyncio
 import os
+import signal
+import subprocess
+import sys
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -33,7 +38,8 @@ from ..core.redact import redact_url
 from ..core.session_model import Chunk, SessionHeader, StreamEnd
 from ..core.timeline import Timeline
 from ..core.tools import ToolSet, tools_from_request
-from ..net.proxy import RecordingProxy, make_server
+from ..net.proxy import check_upstream
+from ..net.relay_events import Event, read_event
 from . import safe
 from .app import CallscopeApp
 from .commands import DEBUGGER_ACTIONS
@@ -80,21 +86,33 @@ class ProxyEvent(Message):
 CaptureFact = CaptureStarted | CaptureChunk | CaptureEnded
 
 
-class _Poster:
-    """The proxy's :class:`~callscope.net.proxy.CaptureObserver`: every fact goes to the app's
-    inbox, in order (one queue for all captures: a capture's start is handled before its reads)."""
+WAIT_AT_EXIT = 15.0
+"""Seconds the command waits, after the app closed, for the relay to end its sessions."""
 
-    def __init__(self, app: ProxyApp) -> None:
-        self.app = app
 
-    def started(self, path: str, header: SessionHeader) -> None:
-        self.app.inbox.put(CaptureStarted(path, header))
+def fact_of(event: Event) -> CaptureFact | None:
+    """A capture fact from one event of the relay's pipe (in order: one queue for all
+    captures, so a capture's start is handled before its reads)."""
+    if event.path is None:
+        return None
+    if event.header is not None:
+        return CaptureStarted(event.path, event.header)
+    if event.chunk is not None:
+        return CaptureChunk(event.path, event.chunk)
+    if event.end is not None:
+        return CaptureEnded(event.path, event.end)
+    return None
 
-    def chunk(self, path: str, chunk: Chunk) -> None:
-        self.app.inbox.put(CaptureChunk(path, chunk))
 
-    def ended(self, path: str, end: StreamEnd) -> None:
-        self.app.inbox.put(CaptureEnded(path, end))
+def relay_command(upstream: str, directory: str, port: int, timeout: float,
+                  redact: tuple[str, ...]) -> list[str]:
+    """The child process that relays and records: ``callscope proxy --headless --events``."""
+    command = [sys.executable, "-m", "callscope.tui.cli", "proxy", "--headless", "--events",
+               "--upstream", upstream, "--dir", directory, "--port", str(port),
+               "--timeout", str(timeout)]
+    for name in redact:
+        command += ["--redact-header", name]
+    return command
 
 
 # -- the model -----------------------------------------------------------------------------------
@@ -215,9 +233,8 @@ class ProxyApp(CallscopeApp):
     def __init__(self, upstream: str, directory: str, *, port: int = 0,
                  timeout: float = 600.0, redact: tuple[str, ...] = ()) -> None:
         super().__init__([], source=directory, note="No capture open yet: l lists the captures.")
-        self.proxy = RecordingProxy(upstream, directory, timeout=timeout, observer=_Poster(self),
-                                    log=lambda line: self.post_message(ProxyEvent(line=line)),
-                                    redact=redact)
+        self.upstream = check_upstream(upstream)
+        self.command = relay_command(self.upstream, directory, port, timeout, redact)
         self.port = port
         self.url: str | None = None
         self.error: str | None = None
@@ -231,44 +248,82 @@ class ProxyApp(CallscopeApp):
         self.install_screen(self.list_screen, "captures")  # kept (and its table) when popped
         self._list_timer: Timer | None = None
         self._lock = threading.Lock()
-        self._stopping = False
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[Any] | None = None
+        self._closing = False
+        self._late: list[CaptureFact] = []
+        """Facts read after the app closed (the ends of streams the stop cut)."""
+        self._relay: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
 
     def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
         self.push_screen(self.list_screen)
-        self.run_worker(self._serve, thread=True, name="proxy",  # type: ignore[arg-type]
-                        exit_on_error=False)
+        try:
+            self._relay = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            self.post_message(ProxyEvent(error=f"cannot start the relay: {exc}"))
+        else:
+            self._reader = threading.Thread(target=self._read_relay, args=(self._relay,),
+                                            name="callscope-relay-reader", daemon=True)
+            self._reader.start()
         self.call_after_refresh(self._show_list)
 
-    # -- the proxy's thread ------------------------------------------------------------------
+    # -- the relay's pipe (a thread of its own) ----------------------------------------------
 
-    async def _serve(self) -> None:
-        """The proxy's own event loop (in a worker thread) until the app closes."""
-        with self._lock:
-            if self._stopping:
-                return
-            self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
-        server = make_server(self.proxy, self.port)
-        try:
-            await server.start()
-        except OSError as exc:
-            await self.proxy.aclose()
-            self.post_message(ProxyEvent(error=f"cannot listen on 127.0.0.1:{self.port}: "
-                                               f"{exc.strerror or exc}"))
-            return
-        self.post_message(ProxyEvent(url=server.url))
-        try:
-            await server.serve_forever()  # its close() ends the sessions in flight as cut
-        except asyncio.CancelledError:
-            pass
+    def _read_relay(self, relay: subprocess.Popen[bytes]) -> None:
+        """Every fact the relay writes, in order, to the inbox (or, once the app closed, kept
+        for :meth:`wait_relay`); the relay's error when it stops before listening."""
+        assert relay.stdout is not None and relay.stderr is not None
+        listening = False
+        for line in relay.stdout:
+            event = read_event(line)
+            if event is None:
+                continue
+            fact = fact_of(event)
+            with self._lock:
+                closing = self._closing
+                if closing and fact is not None:
+                    self._late.append(fact)
+            if closing:
+                continue
+            if fact is not None:
+                self.inbox.put(fact)
+            elif event.kind == "url":
+                listening = True
+                self.post_message(ProxyEvent(url=event.text))
+            elif event.kind == "log":
+                self.post_message(ProxyEvent(line=event.text))
+        if not listening and not self._closing:
+            said = relay.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            error = said[-1].removeprefix("callscope: ") if said else "the relay stopped"
+            self.post_message(ProxyEvent(error=error))
 
     def on_unmount(self) -> None:
         with self._lock:
-            self._stopping = True
-            loop, task = self._loop, self._task
-        if loop is not None and task is not None:
-            loop.call_soon_threadsafe(task.cancel)
+            self._closing = True
+        if self._relay is not None and self._relay.poll() is None:
+            self._relay.send_signal(signal.SIGTERM)  # its streams end their sessions as cut
+
+    def wait_relay(self, timeout: float = WAIT_AT_EXIT) -> None:
+        """After the app closed: wait for the relay to stop, then end the captures it ended
+        last (their facts came after the screen was gone)."""
+        relay = self._relay
+        if relay is None:
+            return
+        try:
+            relay.wait(timeout)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+            relay.wait()
+        if self._reader is not None:
+            self._reader.join(timeout)
+        for fact in self._late:
+            capture = self.captures.get(fact.path)
+            if isinstance(fact, CaptureStarted) and capture is None:
+                self.on_capture_started(fact)
+            elif isinstance(fact, CaptureChunk) and capture is not None and not capture.timeline.closed:
+                capture.timeline.extend(fact.chunk.t, fact.chunk.data)
+            elif isinstance(fact, CaptureEnded) and capture is not None:
+                capture.timeline.finish(fact.end)
 
     # -- facts, in the app's thread ----------------------------------------------------------
 
@@ -306,7 +361,7 @@ class ProxyApp(CallscopeApp):
         except CallscopeError:  # broken tool definitions: the gate checks without schemas
             tools = ToolSet()
         capture = Capture(len(self.captures) + 1, message.path, header,
-                          Timeline.live(header.protocol, tools), redact_url(self.proxy.upstream))
+                          Timeline.live(header.protocol, tools), redact_url(self.upstream))
         self.captures[message.path] = capture
         self._list_changed()
 
@@ -327,14 +382,14 @@ class ProxyApp(CallscopeApp):
                             severity="information" if message.end.kind == "clean" else "error")
 
     def _list_changed(self) -> None:
-        if self._list_timer is None:
+        if self._list_timer is None and self.is_running:
             self._list_timer = self.set_timer(REFRESH, self._show_list)
 
     def _show_list(self) -> None:
         self._list_timer = None
         if not self.is_running:  # closing: the list's widgets are going away
             return
-        where = (f"listening on {self.url} -> {safe.short(self.proxy.upstream, 80)}"
+        where = (f"listening on {self.url} -> {safe.short(redact_url(self.upstream), 80)}"
                  if self.url else self.error or "starting…")
         info = Content.assemble(
             ("callscope proxy ", "bold $text-primary"), safe.content(where),

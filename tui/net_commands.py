@@ -159,6 +159,8 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
 
     if not args.headless:
         return _proxy_tui(args, out)
+    if args.events:
+        return _proxy_events(args)
     proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=_line_writer(out),
                            redact=tuple(args.redact_header))
 
@@ -169,6 +171,28 @@ def cmd_proxy(args: argparse.Namespace, out: TextIO) -> int:
     return _run(make_server(proxy, args.port), banner, out)
 
 
+def _proxy_events(args: argparse.Namespace) -> int:
+    """The debugger's relay (its child process): capture facts as JSON lines on stdout."""
+    import io
+    import sys
+
+    from ..net.proxy import RecordingProxy, make_server
+    from ..net.relay_events import EventPipe
+
+    pipe = EventPipe(sys.stdout.buffer)
+    proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=pipe.log,
+                           observer=pipe, redact=tuple(args.redact_header))
+
+    def banner(url: str) -> list[str]:
+        pipe.listening(url)
+        return []
+
+    try:
+        return _run(make_server(proxy, args.port), banner, io.StringIO())
+    finally:
+        pipe.close()
+
+
 def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
     """The proxy with its captures list in the debugger; after it, one line per capture."""
     from .captures import ProxyApp
@@ -177,6 +201,7 @@ def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
     app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout,
                    redact=tuple(args.redact_header))
     app.run()
+    app.wait_relay()
     if app.error is not None:
         raise CallscopeError(app.error)
     for capture in app.captures.values():
@@ -260,6 +285,7 @@ def add_commands(sub: Any) -> None:
                         "or credential always are (repeatable)")
     p.add_argument("--headless", action="store_true",
                    help="no debugger: log one line per request on stdout")
+    p.add_argument("--events", action="store_true", help=argparse.SUPPRESS)  # the debugger's relay
     p.set_defaults(handler=cmd_proxy)
 
 
