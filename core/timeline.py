@@ -165,7 +165,7 @@ class Timeline(TimelineIndex):
 
     @property
     def total_bytes(self) -> int:
-        return self.chunks[-1].end if self.chunks else 0
+        return self.chunks.ends[-1] if self.chunks else 0
 
     def data(self) -> bytes:
         """The stream's bytes as this timeline saw them (cut included)."""
@@ -189,7 +189,7 @@ class Timeline(TimelineIndex):
         return 0 if i is None else self.step_for_frame(i)
 
     def chunk_time(self, chunk: int) -> float | None:
-        return self.chunks[chunk].t if 0 <= chunk < len(self.chunks) else None
+        return self.chunks.time(chunk) if 0 <= chunk < len(self.chunks) else None
 
     def frame_times(self, i: int) -> tuple[float | None, float | None]:
         """(arrival of the frame's first byte, arrival of its last byte), since the stream began."""
@@ -243,7 +243,7 @@ class Timeline(TimelineIndex):
         return View(
             k=k, step=self.steps[k], frames_seen=nf,
             frame=self.frames[nf - 1] if nf else None, anchor=anchor,
-            received=self.chunks[nc - 1].end if nc else 0, chunks_seen=nc, calls=calls,
+            received=self.chunks.ends[nc - 1] if nc else 0, chunks_seen=nc, calls=calls,
             log=Prefix(self.log, bisect_right(self.by_kind["decision"], k)),
             anomalies=Prefix(self.anomalies, bisect_right(self.by_kind["anomaly"], k)),
             turn=self._turn(k), finished=self.closed and k == len(self.steps) - 1,
@@ -292,7 +292,7 @@ class _GroupEnds(Sequence[int]):
     """The last step of each group opened by ``starts`` and closed by the next of ``bounds``
     (sorted, computed on demand)."""
 
-    def __init__(self, starts: list[int], bounds: list[int], last: int) -> None:
+    def __init__(self, starts: Sequence[int], bounds: Sequence[int], last: int) -> None:
         self._starts, self._bounds, self._last = starts, bounds, last
 
     def __len__(self) -> int:

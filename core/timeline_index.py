@@ -14,8 +14,10 @@ list of steps made elsewhere.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 
+from .chunk_index import ChunkColumns, StepList
 from .engine import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 from .events import (
     CALL_CHANGES,
@@ -44,12 +46,14 @@ class TimelineIndex:
     """Every step of one stream so far, and the indexes a view of any of them is cut from."""
 
     def __init__(self) -> None:
-        self.steps: list[Step] = []
+        # A chunk step per byte is common (``bytes:1``): chunks are columns of machine words,
+        # not objects (see chunk_index.py), and so are the step numbers bisected.
+        self.chunks = ChunkColumns()
+        self.steps = StepList(self.chunks)
         self.frames: list[Frame] = []
         self.frame_steps: list[int] = []
-        self.chunks: list[ChunkStep] = []
-        self.chunk_steps: list[int] = []
-        self.bounds: list[int] = []  # frame and chunk step indices, in order
+        self.chunk_steps: array[int] = self.chunks.steps
+        self.bounds: array[int] = array("q")  # frame and chunk step indices, in order
         self.by_kind: dict[Kind, list[int]] = {kind: [] for kind in KINDS}
         self.calls: dict[str, CallIndex] = {}
         self.call_created: list[int] = []
@@ -81,16 +85,17 @@ class TimelineIndex:
         dispatched first, on the exact type (a ``match`` on class patterns costs an
         ``isinstance`` per case, per step)."""
         k = len(self.steps)
-        add, bounds = self.steps.append, self.bounds.append
+        add, add_chunk, bounds = self.steps.add_object, self.steps.add_chunk, self.bounds.append
         decisions = self.by_kind["decision"]
         for step in steps:
-            add(step)
             kind = type(step)
+            if kind is ChunkStep:
+                add_chunk(step, k)  # type: ignore[arg-type]
+            else:
+                add(step)
             if kind is CallStep:
                 self._call_step(k, step)  # type: ignore[arg-type]
             elif kind is ChunkStep:
-                self.chunks.append(step)  # type: ignore[arg-type]
-                self.chunk_steps.append(k)
                 bounds(k)
                 if self.t0 is None:  # times are shown relative to the first timed chunk
                     self.t0 = step.t  # type: ignore[union-attr]

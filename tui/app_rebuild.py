@@ -93,7 +93,7 @@ class RebuildActions(AppMixin):
         self._load()
         self.move(len(self.timeline) - 1, quiet=True)
         refused = sum(isinstance(s, DecisionStep) and s.decision.action == "refuse"
-                      for s in self.timeline.steps)
+                      for s in self.timeline.log)
         self.notify(f"Cut at byte {offset}: the stream now ends there; {refused} call(s) refused. "
                     "u undoes.", timeout=4)
 
@@ -123,7 +123,7 @@ class RebuildActions(AppMixin):
         view = self.timeline.view(self.cursor)
         frame = view.frame.index if view.frame is not None else None
         old = self.timeline
-        before = [s.decision for s in old.steps if isinstance(s, DecisionStep)]
+        before = [s.decision for s in old.log if isinstance(s, DecisionStep)]
         args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut)
         if sum(len(data) for _, data in old.source) <= BACKGROUND_BYTES:
             built = Timeline.build(*args)
@@ -150,7 +150,7 @@ class RebuildActions(AppMixin):
 
     def _show_rechunked(self, timeline: Timeline, frame: int | None,
                         before: list[Decision]) -> None:
-        after = [s.decision for s in timeline.steps if isinstance(s, DecisionStep)]
+        after = [s.decision for s in timeline.log if isinstance(s, DecisionStep)]
         self.timeline, self.since, self.cursor = timeline, None, 0
         self._load()
         self.cursor = timeline.step_for_frame(frame) if frame is not None else 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 
 import orjson
@@ -102,14 +103,19 @@ def hexdump(raw: bytes, limit: int = 1024) -> str:
     return "\n".join(rows)
 
 
-def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None = None) -> Content:
+def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None = None, *,
+                 timed: bool | None = None) -> Content:
     """Frame ``index``'s fields, data, bytes and effects; ``raw``: its raw lines as drawn by the
-    caller (with chunk marks), instead of the plain ones."""
+    caller (with chunk marks), instead of the plain ones; ``timed``: the recording has times
+    (see frame_text.timed; found when not given)."""
     frame = timeline.frames[index]
-    timed = len({c.t for c in timeline.chunks}) > 1
+    if timed is None:
+        timed = not timeline.chunks.one_time()
     arrived, done = timeline.frame_times(index) if timed else (None, None)
     prev = timeline.frame_times(index - 1)[1] if index and timed else None
-    inside = [c.start - frame.start for c in timeline.chunks if frame.start < c.start < frame.end]
+    starts = timeline.chunks.starts  # (bisected: a stream read a byte at a time has millions)
+    inside = [start - frame.start for start in starts[bisect_right(starts, frame.start):
+                                                         bisect_left(starts, frame.end)]]
     facts = [
         ("bytes", f"{frame.start}–{frame.end} ({frame.end - frame.start} B)"),
         ("chunks", f"{frame.first_chunk}–{frame.last_chunk}; boundaries inside at "

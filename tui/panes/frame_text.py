@@ -8,6 +8,7 @@ arriving after a live stream's last frame (:func:`arriving` finds its bytes).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 
 from textual.content import Content
 from textual.style import Style
@@ -24,14 +25,13 @@ class FrameText:
 
     def __init__(self) -> None:
         self.timeline: Timeline | None = None
-        self.boundaries: list[int] = []  # stream offsets where a network chunk started
+        self.boundaries: Sequence[int] = ()  # stream offsets where a network chunk started
         self.timed = False
 
     def load(self, timeline: Timeline) -> None:
         self.timeline = timeline
-        self.boundaries = [c.start for c in timeline.chunks]
-        # Timing is shown only when the recording has some: one chunk, or no times, says nothing.
-        self.timed = len({c.t for c in timeline.chunks}) > 1
+        self.boundaries = timeline.chunks.starts  # (the timeline's own column: it grows with it)
+        self.timed = timed(timeline)
 
     def line_widths(self, raw: bytes, origin: int) -> list[int]:
         """Display cells of each raw line of the bytes at stream offset ``origin``."""
@@ -77,6 +77,11 @@ class FrameText:
             if cut in marks:  # red when the network split a UTF-8 character
                 parts.append(Content.styled(CHUNK_MARK, st["split"] if at != cut else st["chunk"]))
         return Content.assemble(*parts)
+
+
+def timed(timeline: Timeline) -> bool:
+    """Timing is shown only when the recording has some: one chunk, or no times, says nothing."""
+    return not timeline.chunks.one_time()
 
 
 def arriving(timeline: Timeline) -> tuple[int, bytes]:

@@ -13,7 +13,7 @@ from textual.content import Content
 
 from ...core.timeline import Timeline, View
 from ..screens import frame_detail
-from .frame_text import FrameText
+from .frame_text import FrameText, timed
 from .rawbytes import line_spans
 from .rows import RowsView, Wrapped
 
@@ -58,8 +58,8 @@ class FrameDetailPane(RowsView):
         if self.timeline is None or shown == self._shown:
             return
         self._shown = shown
-        if len(self._text.boundaries) < len(self.timeline.chunks):  # a growing stream
-            self._text.load(self.timeline)
+        if not self._text.timed and not self.timeline.closed:  # (a growing stream's times)
+            self._text.timed = timed(self.timeline)
         self.index = index
         key = ("frame", *shown)
         self.border_title = "frame detail" if index is None else f"frame #{index}"
@@ -78,7 +78,7 @@ class FrameDetailPane(RowsView):
         muted = st["dim"] if not frame.dispatch else None
         raw = [self._text.line(frame.raw, frame.start, start, end, None, muted, st)
                for start, end in line_spans(frame.raw)]
-        return frame_detail(self.timeline, self.index, raw)
+        return frame_detail(self.timeline, self.index, raw, timed=self._text.timed)
 
     def plain(self) -> str:
         """What the pane says, as text (for tests)."""

@@ -30,7 +30,7 @@ from textual.style import Style
 
 from ...core.timeline import Timeline, View
 from .frame_row import COMPACT, SPANS, Columns, event_width, row
-from .frame_text import FrameText, arriving
+from .frame_text import FrameText, arriving, timed
 from .paint import PaintCache, render_lines
 from .rawbytes import line_spans, whole_chars
 from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
@@ -129,9 +129,7 @@ class FramesPane(PaneScroll, can_focus=False):
             return
         self._pin_end = follow
         text = self._text
-        new_chunks = timeline.chunks[len(text.boundaries):]
-        text.boundaries.extend(c.start for c in new_chunks)
-        text.timed = text.timed or any(c.t != timeline.chunks[0].t for c in new_chunks)
+        text.timed = text.timed or timed(timeline)  # (its chunk boundaries grow with it)
         first = len(self._widths)
         self._event_width = event_width(timeline.frames[first:], self._event_width)
         columns = replace(Columns.of(timeline, text.timed, self._event_width),
