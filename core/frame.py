@@ -42,6 +42,13 @@ class Frame(NamedTuple):
     overflow: bool = False
     """The block outgrew the decoder's limit: framing stopped here (see :mod:`.limits`).
     ``raw`` then holds the bytes up to the limit; later bytes are counted, not kept."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """A binary framing's typed headers (the AWS event stream's ``:event-type``,
+    ``:message-type``, ...), each value rendered as text; SSE and NDJSON frames have none."""
+    fault: tuple[str, str] | None = None
+    """What the framing found wrong with the frame: (an anomaly code of :mod:`.gate.codes`, one
+    line on what and where), e.g. a failed checksum; None when it read cleanly. The readers
+    report it, and its code makes the turn unreadable for the gate."""
 
     @property
     def event_type(self) -> str:

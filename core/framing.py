@@ -1,10 +1,12 @@
 """The framing stage: bytes in, :class:`~.frame.Frame` records out, one implementation per wire
-framing (Server-Sent Events today), each sans-IO and incremental over arbitrary reads.
+framing (Server-Sent Events, the AWS event stream, NDJSON), each sans-IO and incremental over
+arbitrary reads.
 
 The engine and the cut sweeps never name a framing's class: they ask :func:`new_decoder` for the
 framing a protocol's spec declares (``ProtocolSpec.framing``), so a protocol that is not SSE
 brings its framing as one more entry in :data:`FRAMINGS`, and everything after framing (the
-pipeline, the gate, the timeline) is unchanged.
+pipeline, the gate, the timeline) is unchanged. When no protocol is given, the framing is
+told from the stream's first byte (:func:`sniff`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from .aws_eventstream import EventStreamDecoder
+from .errors import DecoderClosed
 from .frame import Frame
 from .limits import DEFAULT_LIMITS
+from .ndjson import NDJSONDecoder
 from .providers import SPECS
 from .sse import SSEDecoder
 
@@ -46,22 +51,100 @@ class Decoder(Protocol):
 
 FRAMINGS: dict[str, Callable[[int], Decoder]] = {
     "sse": SSEDecoder,
+    "aws-eventstream": EventStreamDecoder,
+    "ndjson": NDJSONDecoder,
 }
 """Framing name -> a decoder factory taking the block size limit (:mod:`.limits`)."""
 
 DEFAULT_FRAMING = "sse"
+SNIFF = "sniff"
+"""Not a framing: "tell it from the first byte" (:class:`SniffingDecoder`)."""
+
+
+def sniff(first: bytes) -> str:
+    """The framing a stream's first byte says. An AWS event-stream message starts with its
+    total length, big-endian, so with a zero byte below 16 MiB; an NDJSON stream starts with a
+    JSON object; SSE never starts with either (a line is a field, a comment or blank)."""
+    if first[:1] == b"\x00":
+        return "aws-eventstream"
+    if first[:1] == b"{":
+        return "ndjson"
+    return DEFAULT_FRAMING
+
+
+class SniffingDecoder:
+    """A decoder that waits for the first byte, then frames as :func:`sniff` says: it holds
+    the reads before it (empty ones) and feeds them on, so chunk numbers stay as they came."""
+
+    def __init__(self, max_block_bytes: int = DEFAULT_LIMITS.max_block_bytes) -> None:
+        self._max_block = max_block_bytes
+        self._inner: Decoder | None = None
+        self._held = 0  # empty reads before the first byte
+        self._closed = False
+        self.framing: str | None = None
+        """The framing chosen, once a byte has come."""
+
+    @property
+    def bytes_received(self) -> int:
+        return self._inner.bytes_received if self._inner is not None else 0
+
+    @property
+    def frames_emitted(self) -> int:
+        return self._inner.frames_emitted if self._inner is not None else 0
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        if self._inner is not None:
+            return self._inner.feed(chunk)
+        if self._closed:
+            raise DecoderClosed("feed() after close()")
+        if not chunk:
+            self._held += 1
+            return []
+        inner = self._choose(chunk)
+        return inner.feed(chunk)
+
+    def feed_more(self, piece: bytes) -> list[Frame]:
+        if self._inner is not None:
+            return self._inner.feed_more(piece)
+        if self._closed:
+            raise DecoderClosed("feed_more() after close()")
+        if not piece:
+            return []
+        self._held -= 1  # the piece belongs to the empty read fed last
+        return self._choose(piece).feed(piece)
+
+    def close(self) -> list[Frame]:
+        if self._inner is None:
+            if self._closed:
+                return []
+            self._choose(b"")
+        assert self._inner is not None
+        self._closed = True
+        return self._inner.close()
+
+    def _choose(self, first: bytes) -> Decoder:
+        self.framing = sniff(first)
+        inner = self._inner = FRAMINGS[self.framing](self._max_block)
+        for _ in range(self._held):
+            inner.feed(b"")
+        # From here on, reads go straight to the chosen decoder (check replays a byte a read).
+        self.feed = inner.feed  # type: ignore[method-assign]
+        self.feed_more = inner.feed_more  # type: ignore[method-assign]
+        return inner
 
 
 def framing_of(protocol: str | None) -> str:
-    """The framing a protocol's spec declares; SSE for an unknown or undetected protocol (then
-    detection reads frames as they come)."""
+    """The framing a protocol's spec declares; for an unknown or undetected protocol, the
+    framing the stream's first byte says (then detection reads frames as they come)."""
     spec = SPECS.get(protocol) if protocol is not None else None
-    return spec.framing if spec is not None else DEFAULT_FRAMING
+    return spec.framing if spec is not None else SNIFF
 
 
 def new_decoder(framing: str = DEFAULT_FRAMING,
                 max_block_bytes: int = DEFAULT_LIMITS.max_block_bytes) -> Decoder:
     """A fresh decoder for one stream."""
+    if framing == SNIFF:
+        return SniffingDecoder(max_block_bytes)
     return FRAMINGS[framing](max_block_bytes)
 
 

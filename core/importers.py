@@ -1,9 +1,11 @@
-"""Every input a session can come from: session files, raw SSE captures, HAR exports.
+"""Every input a session can come from: session files, raw captures, HAR exports.
 
 :func:`open_input` looks at the content, not the name: a HAR starts with ``{"log":``, a
-session file with a JSON object line, and anything else is a raw SSE capture (``curl -N``
-output), taken byte for byte as one chunk. ``FILE.har#2`` picks the second streamed response of
-a HAR. Nothing here executes or evaluates what it reads; it only parses JSON and base64.
+session file with a JSON object line, and anything else is a raw capture taken byte for byte
+as one chunk, in the framing its first byte says (:func:`.framing.sniff`): SSE (``curl -N``
+output), the AWS event stream (Bedrock, a zero byte first: its prelude CRC32 must hold), or
+NDJSON (a first line that a protocol framed as NDJSON recognises, as Ollama's). ``FILE.har#2``
+picks the second streamed response of a HAR. Nothing here executes or evaluates what it reads; it only parses JSON and base64.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from typing import Any
 
 import orjson
 
+from .aws_eventstream import PRELUDE, EventStreamDecoder
 from .errors import InputError
+from .framing import decode_all
+from .framing import sniff as sniff_framing
 from .inert import nested_deeper
+from .providers import SPECS
 from .session import (
     Chunk,
     Session,
@@ -63,8 +69,23 @@ def sniff(head: bytes, path: str = "") -> str:
     if _HAR_START.match(head) or path.lower().endswith(".har"):
         return "har"
     if head.removeprefix(_BOM).lstrip().startswith(b"{"):
-        return "har" if path.lower().endswith(".har") else "session"
+        if path.lower().endswith(".har"):
+            return "har"
+        return "sse" if _ndjson_capture(head) else "session"
     return "sse"
+
+
+def _ndjson_capture(head: bytes) -> bool:
+    """Whether the first line is a frame of a protocol framed as NDJSON (a session file's first
+    line is its header, which no protocol recognises)."""
+    line = head.split(b"\n", 1)[0] + b"\n"
+    frames = decode_all(line, "ndjson")
+    try:
+        payload = orjson.loads(frames[0].data) if frames else None
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(payload, dict) and any(
+        spec.framing == "ndjson" and spec.recognise(frames[0], payload) for spec in SPECS.values())
 
 
 def open_input(path: str) -> Session:
@@ -125,6 +146,14 @@ def not_sse(head: bytes) -> tuple[int, str] | None:
     UTF-8 and all: a hostile stream is for showing, not refusing."""
     if not head or _SSE_START.match(head) or _SSE_DATA.search(head) or _cut_at_start(head):
         return None
+    framing = sniff_framing(head)
+    if framing == "ndjson" and _ndjson_capture(head):
+        return None
+    if framing == "aws-eventstream":
+        problem = _not_eventstream(head)
+        if problem is None:
+            return None
+        return 0, f"binary data at byte 0: not an event stream (nor an AWS event stream: {problem})"
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return 0, "not UTF-8 at byte 0 (a UTF-16 byte-order mark): an event stream is UTF-8"
     try:
@@ -138,9 +167,26 @@ def not_sse(head: bytes) -> tuple[int, str] | None:
     return 0, (f"no SSE field (data:, event:, id:, retry: or a ':' comment) in the first "
                f"{len(head)} bytes: not an event stream")
 
+def _not_eventstream(head: bytes) -> str | None:
+    """Why bytes with a zero byte first are not an AWS event stream (its first prelude, whole
+    and checked); None when they are, or when they end inside that prelude (a cut)."""
+    if len(head) < PRELUDE:
+        return None
+    frames = EventStreamDecoder().feed(head[:PRELUDE])
+    if frames and frames[0].fault is not None:
+        return frames[0].fault[1]
+    return None
+
+
+RAW_KINDS = {"sse": "raw SSE capture", "aws-eventstream": "raw AWS event-stream capture",
+             "ndjson": "raw NDJSON capture"}
+"""A raw capture's framing -> how its provenance names it."""
+
+
 def open_sse(path: str) -> Session:
-    """A raw SSE capture: the whole file is one chunk at t=0, exactly (BOM, CR, invalid UTF-8
-    and all), and the stream ended cleanly. The file is re-read each time chunks are iterated."""
+    """A raw capture (SSE, AWS event stream or NDJSON): the whole file is one chunk at t=0,
+    exactly (BOM, CR, invalid UTF-8 and all), and the stream ended cleanly. The file is re-read
+    each time chunks are iterated."""
     data = _read_limited(path, empty=True)  # fail now, not at the first iteration
     refusal = not_sse(data[:SSE_SNIFF_BYTES])
     if refusal is not None:
@@ -151,8 +197,9 @@ def open_sse(path: str) -> Session:
         if data:
             yield Chunk(0.0, data)
 
-    header = SessionHeader(source="import:sse",
-                           provenance=f"raw SSE capture {os.path.basename(path)}")
+    framing = sniff_framing(data[:1])
+    header = SessionHeader(source="import:sse" if framing == "sse" else f"import:{framing}",
+                           provenance=f"{RAW_KINDS[framing]} {os.path.basename(path)}")
     return Session(header, chunks, StreamEnd("clean"), path=path)
 
 

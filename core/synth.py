@@ -70,13 +70,17 @@ def encode_turn(protocol: str, turn: Turn, rng: random.Random) -> Encoded:
 
 
 def cut_offset(encoded: Encoded, cut: Cut, rng: random.Random) -> int:
-    """A byte offset inside the ``data:`` line of the frame that carries the cut fragment, so
-    that frame never completes (no line end, no blank line): everything before it arrived."""
+    """A byte offset inside the ``data:`` line of the frame that carries the cut fragment (in
+    another framing, inside the frame), so that frame never completes (no line end, no blank
+    line, not all its bytes): everything before it arrived."""
     span = encoded.marks.get((cut.item, cut.at))
     if span is None:
         raise ValueError(f"no frame carries item {cut.item}'s fragment at {cut.at} "
                          "(not a call with text there, or never sent by this protocol)")
     start, end = span
+    if not encoded.eol or encoded.data.find(b"data: ", start, end) < 0:
+        # Not SSE (an event-stream message, an NDJSON line): anywhere before its last byte.
+        return rng.randint(start + 1, end - 1)
     data_at = encoded.data.index(b"data: ", start, end) + len(b"data: ")
     return rng.randint(data_at + 1, end - 2 * len(encoded.eol))
 
@@ -140,7 +144,9 @@ def network_chunks(data: bytes, rng: random.Random, *, frame_ends: list[int] | N
             i, lead = m.start(), data[m.start()]
             length = 2 + (lead >= 0xE0) + (lead >= 0xF0)
             if i + length <= n and rng.random() < inside_chars:
-                forced.append(i + rng.randint(1, length - 1))  # strictly inside the character
+                at = i + rng.randint(1, length - 1)  # strictly inside the character
+                if not forced or at > forced[-1]:  # binary bytes (a CRC) may look like a lead
+                    forced.append(at)
     forced.append(n)
     ends = frame_ends or [n]
     rand, uniform = rng.random, rng.uniform

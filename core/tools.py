@@ -7,6 +7,8 @@ Accepted shapes (one list may mix them):
 * Anthropic: ``{"name", "input_schema"}``
 * Gemini: ``{"functionDeclarations": [{"name", "parameters" | "parametersJsonSchema"}]}``
   (also ``function_declarations``), or a bare ``{"name", "parameters"}``.
+* Bedrock Converse: ``{"toolSpec": {"name", "inputSchema": {"json": schema}}}`` (in the
+  request's ``toolConfig.tools``).
 
 Definitions without a schema (server tools such as ``web_search``) accept any object.
 """
@@ -86,6 +88,12 @@ def _declarations(entry: dict[str, Any]) -> Iterator[Tool]:
             return
     if "input_schema" in entry:
         yield Tool(str(entry.get("name")), entry["input_schema"] or ANY_OBJECT, "anthropic")
+        return
+    if isinstance(entry.get("toolSpec"), dict):
+        spec = entry["toolSpec"]
+        wrapped = spec.get("inputSchema")
+        schema = wrapped.get("json") if isinstance(wrapped, dict) else None
+        yield Tool(str(spec.get("name")), schema or ANY_OBJECT, "converse")
         return
     if "name" in entry:
         fmt = "flat" if entry.get("type") == "function" else "bare"
@@ -171,4 +179,7 @@ def tools_from_request(body: Any) -> list[dict[str, Any]]:
     if not isinstance(body, dict):
         return []
     tools = body.get("tools")
+    config = body.get("toolConfig")  # Bedrock Converse keeps its tools there
+    if tools is None and isinstance(config, dict):
+        tools = config.get("tools")
     return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []

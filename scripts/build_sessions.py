@@ -30,6 +30,7 @@ from typing import Any
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
 from callscope.core.engine import DecisionStep, Engine
 from callscope.core.harness import Decision
+from callscope.core.providers import SPECS
 from callscope.core.replay import replay
 from callscope.core.session import Chunk, SessionHeader, StreamEnd, open_input, save_session
 from callscope.core.synth import (
@@ -49,6 +50,9 @@ from callscope.tui.cli import main as callscope
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20260520
+CONTENT_TYPES = {name: spec.content_type for name, spec in SPECS.items()
+                 if spec.content_type != "text/event-stream"}
+"""The response content type of the protocols that are not SSE."""
 FIXTURES = ROOT / "tests" / "fixtures"
 FIXTURE_PROTOCOLS = {
     "openai-responses": "openai-responses", "openai-chat": "openai-chat",
@@ -85,6 +89,11 @@ def provider_tools(protocol: str, definitions: list[dict[str, Any]],
                 for d in definitions]
     if protocol == "gemini-generate":
         return [{"functionDeclarations": [described(d) for d in definitions]}]
+    if protocol in ("bedrock-converse", "bedrock-invoke", "ollama-chat"):
+        plain = {"name": "", "description": ""}
+        return [SPECS[protocol].live.tool({**plain, "name": d["name"],
+                                           "description": DESCRIPTIONS.get(d["name"], "")},
+                                          d["parameters"]) for d in definitions]
     flat = [{"type": "function", **described(d)} for d in definitions]
     return [t | {"strict": False} for t in flat] if protocol == "openai-responses" else flat
 
@@ -128,6 +137,26 @@ def request_for(protocol: str, model: str, prompt: str, tools: list[dict[str, An
                      "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}, **limit}}
 
 
+def framed_request(protocol: str, model: str, prompt: str, tools: list[dict[str, Any]],
+                   max_tokens: int | None) -> dict[str, Any]:
+    """The request of a protocol that is not SSE: its spec's live body and path, the tools
+    where the provider takes them (Converse: ``toolConfig``)."""
+    live = SPECS[protocol].live
+    body = live.body(model, prompt, max_tokens or 1024)
+    if protocol == "bedrock-converse":
+        body["toolConfig"] = {"tools": tools}
+    else:
+        body["tools"] = tools
+    host = "http://127.0.0.1:11434" if protocol == "ollama-chat" else live.default_base
+    headers = {"content-type": "application/json"}
+    if protocol != "ollama-chat":  # SigV4, redacted as a recording would have it
+        headers |= {"Authorization": "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20260520/"
+                    "us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=0",
+                    "X-Amz-Date": "20260520T100000Z"}
+    return {"method": "POST", "url": host + live.path.replace("{model}", model),
+            "headers": headers, "body": body}
+
+
 # -- scenarios ---------------------------------------------------------------------------------
 
 LOOKUP, ADD, DELETE = "lookup_demo_value", "add_demo_numbers", "delete_demo_file"
@@ -138,6 +167,9 @@ INVALID = {  # what fine-grained streaming and sloppy models produce, per protoc
     "openai-chat": '{"key":"Objective"}}',  # one brace too many
     "gemini-interactions": '{"key": "Objective",}',  # a trailing comma
     "gemini-generate": '{"key": "the "Objective" entry"}',
+    "bedrock-converse": '{"key":"Objective"',  # the closing brace never comes
+    "bedrock-invoke": '{"key": "the "Objective" entry"}',
+    "ollama-chat": '{"key": "the "Objective" entry"}',
 }
 MULTIBYTE_TEXT = "Voilà ✅ — 締め切りを確認します 🎯. Señor Müller’s «échéance» is in 数据表 🚀."
 
@@ -233,6 +265,18 @@ SCENARIOS = (
              _fixed(ToolCall("send_demo_email", '{"to":"team@example.com","subject":"Déploiement ✅"}'))),
 )
 
+WHOLE_CALLS_WHY = {  # Ollama sends each call whole, its arguments an object, as Gemini does
+    "truncated_mid_arguments": "refuse truncated (lookup): the done object never came; calls "
+    "arrive whole here, so the call cut mid-line never arrives",
+    "max_tokens": "refuse truncated: done_reason length; the unfinished call is never sent",
+    "provider_error": "refuse provider_error: an error line, no done object; the unfinished call "
+    "is never sent",
+    "invalid_json": "no call: Ollama parses the model's call itself and sends objects only",
+}
+for _scenario in SCENARIOS:
+    if _scenario.name in WHOLE_CALLS_WHY:
+        _scenario.why_for["ollama-chat"] = WHOLE_CALLS_WHY[_scenario.name]
+
 NORMAL = Stop()
 DEMO_TURN = (ToolCall(LOOKUP, '{"key":"Objective"}'),
              ToolCall(DELETE, '{"path":"notes/todo.txt","dry_run":true}'))
@@ -258,7 +302,8 @@ def write_constructed(path: Path, protocol: str, items: tuple[Item, ...], *, see
         protocol=protocol, source="constructed", status=200,
         provenance=f"constructed by scripts/build_sessions.py (seed {seed}): {what}",
         request=request_for(protocol, MODELS[protocol], prompt, tools, max_tokens),
-        tools=tools, response_headers={"content-type": "text/event-stream; charset=utf-8"})
+        tools=tools, response_headers={"content-type": CONTENT_TYPES.get(
+            protocol, "text/event-stream; charset=utf-8")})
     detail = "connection reset by peer in the middle of the body" if stream.end == "reset" else None
     path.parent.mkdir(parents=True, exist_ok=True)
     save_session(str(path), header, (Chunk(t, data) for t, data in stream.chunks),

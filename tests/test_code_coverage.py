@@ -11,10 +11,13 @@ earlier rule that fires first (the gate's rules are ordered; see README "The gat
 from __future__ import annotations
 
 import json
+import struct
+from binascii import crc32
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from callscope.core.aws_eventstream import event_message
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
 from callscope.core.engine import CallStep, DecisionStep, Engine
 from callscope.core.events import Anomaly
@@ -469,8 +472,49 @@ GENERATE = {
                                 limits=Limits(max_undetected_frames=1)),
 }
 
+# -- Bedrock ConverseStream (the AWS event stream: the framing's own faults) ---------------------
+
+def converse(*messages: bytes) -> bytes:
+    return b"".join(messages)
+
+
+def c_event(kind: str, **payload: Any) -> bytes:
+    return event_message(kind, json.dumps(payload).encode())
+
+
+def corrupt(message: bytes, at: int) -> bytes:
+    """The message with one byte flipped (``at`` from its start)."""
+    return message[:at] + bytes((message[at] ^ 0xFF,)) + message[at + 1:]
+
+
+C_CALL = (c_event("messageStart", role="assistant"),
+          c_event("contentBlockStart", contentBlockIndex=0,
+                  start={"toolUse": {"toolUseId": "t1", "name": LOOKUP}}),
+          c_event("contentBlockDelta", contentBlockIndex=0, delta={"toolUse": {"input": ARGS}}),
+          c_event("contentBlockStop", contentBlockIndex=0))
+C_END = c_event("messageStop", stopReason="tool_use")
+_HEADERS = b"\x01x\x2a"  # one header of an unknown value type (42), CRCs correct
+_BAD_HEADERS = struct.pack("!II", 16 + len(_HEADERS), len(_HEADERS))
+_BAD_HEADERS += struct.pack("!I", crc32(_BAD_HEADERS)) + _HEADERS
+_BAD_HEADERS += struct.pack("!I", crc32(_BAD_HEADERS))
+_NO_LENGTH = struct.pack("!II", 8, 0)
+_NO_LENGTH += struct.pack("!I", crc32(_NO_LENGTH))
+
+BEDROCK = {
+    # A message whose payload lost a bit (the message CRC32 says so): the turn is unreadable.
+    Code.FRAME_CHECKSUM: Case("bedrock-converse", converse(
+        *C_CALL[:3], corrupt(c_event("metadata", usage={}), 20), C_CALL[3], C_END), "unreadable"),
+    Code.FRAME_HEADERS: Case("bedrock-converse", converse(*C_CALL, _BAD_HEADERS, C_END),
+                             "unreadable"),
+    # A prelude that declares 8 bytes (CRC correct): nothing after it can be framed, so the
+    # terminal never comes either (that rule fires first).
+    Code.FRAME_LENGTH: Case("bedrock-converse", converse(*C_CALL, _NO_LENGTH, C_END),
+                            "no-terminal"),
+}
+
 TABLES = {"openai-chat": CHAT, "openai-responses": RESPONSES, "anthropic": ANTHROPIC,
-          "gemini-interactions": INTERACTIONS, "gemini-generate": GENERATE}
+          "gemini-interactions": INTERACTIONS, "gemini-generate": GENERATE,
+          "bedrock-converse": BEDROCK}
 CASES: dict[Code, Case] = {code: case for table in TABLES.values() for code, case in table.items()}
 
 

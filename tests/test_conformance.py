@@ -22,13 +22,14 @@ from callscope.core.detect import detect
 from callscope.core.engine import Engine
 from callscope.core.events import Anomaly, CallEvent, StopReported
 from callscope.core.frame import Frame
+from callscope.core.framing import decode_all as decode_framed
 from callscope.core.gate.codes import Code
 from callscope.core.providers import ProtocolSpec
 from callscope.core.providers.spec import UNKNOWN_STOP
 from callscope.core.providers.specs import REGISTERED
 from callscope.core.replay import Chunking, replay
-from callscope.core.sse import decode_all
 from callscope.core.synth import NO_ARGUMENTS, Stop, Text, ToolCall, Turn, encode, encode_turn
+from callscope.core.synth_framed import one_frame
 from callscope.core.tools import ToolSet
 
 SPECS = pytest.mark.parametrize("spec", REGISTERED, ids=lambda spec: spec.name)
@@ -54,6 +55,19 @@ def decisions(protocol: str | None, chunks: list[tuple[float, bytes]],
     return [d.action for d in engine.pipeline.decisions.values()]
 
 
+def frames_of(spec: ProtocolSpec, data: bytes) -> list[Frame]:
+    """The stream's frames in the protocol's own framing (SSE, AWS event stream, NDJSON)."""
+    return decode_framed(data, spec.framing)
+
+
+def a_frame(spec: ProtocolSpec, data: bytes, eol: bytes) -> bytes:
+    """One frame of the protocol carrying ``data``: an SSE ``data:`` block, or the framing's
+    own (an event-stream message, an NDJSON line) as the protocol's encoder writes one."""
+    if spec.framing == "sse":
+        return b"data: " + data + eol + eol
+    return one_frame(spec.name, "late", data)
+
+
 def read(spec: ProtocolSpec, frames: list[Frame]) -> list[CallEvent]:
     reader = spec.new_reader()
     events = [e for f in frames if f.dispatch for e in reader.read(f)]
@@ -76,19 +90,20 @@ def test_a_well_formed_turn_executes_under_any_chunking(spec: ProtocolSpec, chun
 
 @SPECS
 def test_a_well_formed_turn_reads_without_an_anomaly(spec: ProtocolSpec) -> None:
-    assert codes(read(spec, decode_all(stream(spec)))) == []
+    assert codes(read(spec, frames_of(spec, stream(spec)))) == []
 
 
 def terminal_end(spec: ProtocolSpec, data: bytes, eol: bytes) -> int:
     """The shortest prefix that holds the frame carrying the terminal signal, whole: its end,
-    less all but one byte of its blank line (a CR alone ends a line, so CRLF CRLF is complete
-    at its third byte)."""
+    less all but one byte of an SSE blank line (a CR alone ends a line, so CRLF CRLF is
+    complete at its third byte); an event-stream message or an NDJSON line ends at its end."""
     engine = Engine(spec.name, TOOLS)
     engine.feed(data)
     engine.close()
     terminal = engine.state.terminal
     assert terminal is not None and terminal.frame is not None
-    return next(f.end for f in decode_all(data) if f.index == terminal.frame) - len(eol) + 1
+    end = next(f.end for f in frames_of(spec, data) if f.index == terminal.frame)
+    return end - max(len(eol) - 1, 0)
 
 
 @SPECS
@@ -109,7 +124,7 @@ def test_a_prefix_executes_exactly_when_it_holds_the_terminal_frame(spec: Protoc
 
 @SPECS
 def test_the_reader_forks_equal_at_every_frame_boundary(spec: ProtocolSpec) -> None:
-    frames = [f for f in decode_all(stream(spec)) if f.dispatch]
+    frames = [f for f in frames_of(spec, stream(spec)) if f.dispatch]
     whole = read(spec, frames)
     for i in range(len(frames) + 1):
         reader = spec.new_reader()
@@ -125,7 +140,7 @@ def test_the_reader_forks_equal_at_every_frame_boundary(spec: ProtocolSpec) -> N
 def test_detection_recognises_its_own_stream(spec: ProtocolSpec) -> None:
     for kind in ("normal", "length", "error"):
         data = stream(spec, Turn(TURN.items, Stop(kind)))
-        found = [name for name in map(detect, decode_all(data)) if name is not None]
+        found = [name for name in map(detect, frames_of(spec, data)) if name is not None]
         assert found and set(found) == {spec.name}, kind
 
 
@@ -145,7 +160,8 @@ def test_the_documented_cut_reasons_cut(spec: ProtocolSpec) -> None:
 @pytest.mark.parametrize("kind", ["normal", "length", "error"])
 def test_the_stop_table_says_what_the_reader_reports(spec: ProtocolSpec, kind: str) -> None:
     turn = Turn(TURN.items, Stop(kind))
-    stops = [e for e in read(spec, decode_all(stream(spec, turn))) if isinstance(e, StopReported)]
+    stops = [e for e in read(spec, frames_of(spec, stream(spec, turn)))
+             if isinstance(e, StopReported)]
     for stop in stops:
         verdict = spec.classify(stop.reason)
         assert verdict is not None, f"{stop.reason} is not in the spec's table"
@@ -165,8 +181,8 @@ def test_the_empty_arguments_rule_is_the_readers(spec: ProtocolSpec) -> None:
 def test_data_after_the_terminal_signal_is_reported(spec: ProtocolSpec) -> None:
     data = stream(spec)
     eol = encode_turn(spec.name, TURN, random.Random(3)).eol
-    late = b"data: {\"type\": \"late\", \"choices\": []}" + eol + eol
-    events = read(spec, decode_all(data + late))
+    late = a_frame(spec, b'{"type": "late", "choices": []}', eol)
+    events = read(spec, frames_of(spec, data + late))
     assert {Code.DATA_AFTER_TERMINAL, Code.DATA_AFTER_DONE} & set(codes(events))
     assert decisions(spec.name, [(0.0, data + late)]) == ["execute"] * CALLS
 
@@ -175,10 +191,10 @@ def test_data_after_the_terminal_signal_is_reported(spec: ProtocolSpec) -> None:
 def test_a_done_mid_stream_lets_nothing_execute(spec: ProtocolSpec) -> None:
     data = stream(spec)
     eol = encode_turn(spec.name, TURN, random.Random(3)).eol
-    first = decode_all(data)[0].end
-    done = b"data: [DONE]" + eol + eol
+    first = frames_of(spec, data)[0].end
+    done = a_frame(spec, b"[DONE]", eol)
     spliced = data[:first] + done + data[first:]
-    events = read(spec, decode_all(spliced))
+    events = read(spec, frames_of(spec, spliced))
     assert Code.DATA_AFTER_DONE in codes(events)
     assert "execute" not in decisions(spec.name, [(0.0, spliced)])
 

@@ -44,7 +44,16 @@ EXPECTED_STOP = {
     ("gemini-interactions", "length"): (("incomplete",) * 2, "interaction.completed"),
     ("gemini-generate", "normal"): (("STOP",) * 2, "finishReason STOP"),
     ("gemini-generate", "length"): (("MAX_TOKENS",) * 2, "finishReason MAX_TOKENS"),
+    ("bedrock-converse", "normal"): (("tool_use", "end_turn"), "messageStop"),
+    ("bedrock-converse", "length"): (("max_tokens",) * 2, "messageStop"),
+    ("bedrock-invoke", "normal"): (("tool_use", "end_turn"), "message_stop"),
+    ("bedrock-invoke", "length"): (("max_tokens",) * 2, "message_stop"),
+    ("ollama-chat", "normal"): (("stop",) * 2, "done"),
+    ("ollama-chat", "length"): (("length",) * 2, "done"),
 }
+WHOLE_CALLS = frozenset({"gemini-generate", "ollama-chat"})
+"""Protocols whose calls come whole, arguments an object: only finished calls with object
+arguments are sent, and the reader re-serializes them."""
 
 
 def run(protocol: str, chunks: list[tuple[float, bytes]], chunking: str = "recorded",
@@ -66,7 +75,7 @@ def json_object(text: str) -> dict | None:
 
 def expected_calls(protocol: str, turn: Turn) -> list[tuple[str, str]]:
     calls = [item for item in turn.items if isinstance(item, ToolCall)]
-    if protocol == "gemini-generate":  # whole objects: only finished calls with object args
+    if protocol in WHOLE_CALLS:  # whole objects: only finished calls with object args
         return [(c.name, c.arguments) for c in calls if c.closed and json_object(c.arguments or "{}")
                 is not None]
     if protocol == "openai-responses" and turn.stop.kind == "error":
@@ -80,7 +89,7 @@ def check_round_trip(protocol: str, turn: Turn, engine: Engine) -> None:
     state = engine.state
     got = [(c.name, c.text) for c in state.calls.values()]
     want = expected_calls(protocol, turn)
-    if protocol == "gemini-generate":  # the reader re-serializes the objects it receives
+    if protocol in WHOLE_CALLS:  # the reader re-serializes the objects it receives
         assert [(n, orjson.loads(t)) for n, t in got] == \
                [(n, json.loads(a) if a else {}) for n, a in want]
     else:
@@ -163,10 +172,10 @@ def test_invalid_json_arguments_pass_through_verbatim(protocol: str) -> None:
     engine = run(protocol, synthesize(protocol, turn, random.Random(3)).chunks)
     check_round_trip(protocol, turn, engine)
     refused = [d.reason for d in engine.pipeline.decisions.values()]
-    assert refused == ([] if protocol == "gemini-generate" else ["invalid_json"])
+    assert refused == ([] if protocol in WHOLE_CALLS else ["invalid_json"])
 
 
-@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "gemini-generate"])
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p not in WHOLE_CALLS])
 def test_a_cut_keeps_exactly_the_fragments_before_it(protocol: str) -> None:
     arguments = '{"path":"notes/todo.txt","dry_run":true}'
     for at in range(1, len(arguments), 3):

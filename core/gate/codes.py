@@ -88,6 +88,12 @@ class Code(StrEnum):
     BAD_BLOCK = ("bad_block", T, U, "A content_block_start without a content block object.")
     BAD_STEP = ("bad_step", T, U, "A step start without its step object.")
     BAD_RESPONSE = ("bad_response", T, U, "A terminal event without its response object.")
+    FRAME_CHECKSUM = ("frame_checksum", T, U, "A binary event-stream frame's prelude or message "
+                      "CRC32 does not match its bytes: the frame is corrupt.")
+    FRAME_LENGTH = ("frame_length", T, U, "A binary event-stream frame declares a length no frame "
+                    "can have: framing stopped there.")
+    FRAME_HEADERS = ("frame_headers", T, U, "A binary event-stream frame's headers are malformed "
+                     "(cut short, of an unknown type, repeated or not UTF-8).")
 
     # -- what the stream says against one call (that call refused) -------------------------
     DELTA_FOR_UNKNOWN_CALL = ("delta_for_unknown_call", C, D,

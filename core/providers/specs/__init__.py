@@ -7,7 +7,16 @@ Registering a protocol is one line in :data:`REGISTERED` and its place in
 from __future__ import annotations
 
 from ..spec import ProtocolSpec
-from . import anthropic, gemini_generate, gemini_interactions, openai_chat, openai_responses
+from . import (
+    anthropic,
+    bedrock_converse,
+    bedrock_invoke,
+    gemini_generate,
+    gemini_interactions,
+    ollama_chat,
+    openai_chat,
+    openai_responses,
+)
 
 REGISTERED: tuple[ProtocolSpec, ...] = (
     openai_responses.SPEC,
@@ -15,6 +24,9 @@ REGISTERED: tuple[ProtocolSpec, ...] = (
     anthropic.SPEC,
     gemini_interactions.SPEC,
     gemini_generate.SPEC,
+    bedrock_converse.SPEC,
+    bedrock_invoke.SPEC,
+    ollama_chat.SPEC,
 )
 """In the order protocols are listed (``--protocol``, error messages, the emulator's routes)."""
 
@@ -24,5 +36,8 @@ DETECTION_ORDER: tuple[str, ...] = (
     "anthropic",
     "openai-chat",  # choices: before generate's looser top-level keys
     "gemini-generate",
+    "bedrock-converse",  # event-stream messages: headers no SSE frame has
+    "bedrock-invoke",
+    "ollama-chat",  # a top-level boolean done: after every protocol that could carry one
 )
 """The order detection asks the specs in: the first that recognises a frame names it."""
