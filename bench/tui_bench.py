@@ -85,7 +85,7 @@ class _Paints:
                                    len(timeline) if timeline is not None else 0,
                                    bool(getattr(app, "building", False))))
 
-        Screen._compositor_refresh = refresh  # type: ignore[method-assign]
+        Screen._compositor_refresh = refresh  # type: ignore[method-assign,assignment]
 
     def uninstall(self) -> None:
         from textual.screen import Screen
@@ -166,3 +166,131 @@ async def _drive(stream: BenchStream, moves: int, seed: int, budget: float) -> T
 
 def tui_cost(stream: BenchStream, moves: int = 400, seed: int = 5, budget: float = 20.0) -> TuiCost:
     return asyncio.run(_drive(stream, moves, seed, budget))
+
+
+# -- keys while a large session is re-chunked ---------------------------------------------------
+
+@dataclass
+class RechunkCost:
+    """Keys pressed while the ``c`` key re-chunks a large session a byte per read (issue 17:
+    "no key waits more than 100 ms", no freeze, bounded memory, progress shown)."""
+
+    wire_bytes: int
+    chunks: int
+    """Chunks of the re-chunked timeline (a byte each)."""
+    indexed_after: float
+    """Wall seconds from the ``c`` key to the whole re-chunked session indexed."""
+    keys: int
+    """Keys timed while indexing ran."""
+    key_p50: float
+    key_p99: float
+    key_max: float
+    """Key sent to the paint that shows its move (the cursor it set), wall seconds."""
+    progress_shown: bool
+    """The status line said how far indexing was, while it ran."""
+    peak_rss: int
+    """The process's peak resident set, bytes (the whole run: load, index, re-chunk)."""
+    rss_before: int
+    """Resident set before the ``c`` key, bytes."""
+    waits: list[float]
+    """Every key's wait (the samples of the percentiles)."""
+
+
+def _rss() -> int:
+    import os
+
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+async def _rechunk_drive(target_bytes: int, gap: float, size: tuple[int, int]) -> RechunkCost:
+    import resource
+
+    from callscope.core.session import open_input
+    from callscope.core.tools import ToolSet
+    from callscope.tui.app import CallscopeApp
+    from textual import events
+    from textual.widgets import Static
+
+    from .extra import session_file
+
+    path, _ = session_file(target_bytes)
+    session = open_input(str(path))
+    chunks = [(c.t, c.data) for c in session.chunks()]
+    header = session.header
+    app = CallscopeApp(chunks, source=path.name, protocol=header.protocol,
+                       tools=ToolSet(list(header.tools or [])), end=session.end, header=header)
+    from textual.screen import Screen
+
+    cursors: list[tuple[float, int]] = []  # (end of a paint of the main screen, cursor then)
+    original = Screen._compositor_refresh
+
+    def refresh(screen: Screen) -> None:  # type: ignore[type-arg]
+        original(screen)
+        if screen is getattr(app, "screen", None):
+            cursors.append((time.perf_counter(), app.cursor))
+
+    Screen._compositor_refresh = refresh  # type: ignore[method-assign,assignment]
+    try:
+        async with app.run_test(size=size) as pilot:
+            while app.building:
+                await asyncio.sleep(0.05)
+            await pilot.pause()
+            before = _rss()
+            assert app._driver is not None
+            start = time.perf_counter()
+            app._driver.send_message(events.Key("c", "c"))
+            while not app.building:
+                await asyncio.sleep(0.001)
+            waits: list[float] = []
+            progress = False
+            down = True
+            while app.building:
+                await asyncio.sleep(gap)
+                if not app.building:
+                    break
+                status = app.query_one("#status", Static).content
+                progress = progress or "indexing" in getattr(status, "plain", str(status))
+                was, sent = app.cursor, time.perf_counter()
+                app._driver.send_message(events.Key("down" if down else "up", None))
+                down = not down
+                while True:  # until a paint shows the cursor the key set
+                    await asyncio.sleep(0.001)
+                    seen = [t for t, cursor in cursors if t > sent and cursor != was]
+                    if seen:
+                        waits.append(seen[0] - sent)
+                        break
+                    if time.perf_counter() - sent > 30:
+                        waits.append(float("inf"))
+                        break
+            indexed = time.perf_counter() - start
+            await pilot.pause()
+    finally:
+        Screen._compositor_refresh = original  # type: ignore[method-assign]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return RechunkCost(sum(len(d) for _, d in chunks), len(app.timeline.chunks), indexed,
+                       len(waits), _p(waits, 0.5), _p(waits, 0.99), max(waits), progress, peak,
+                       before, waits)
+
+
+def rechunk_cost(target_bytes: int = 4_000_000, gap: float = 0.05,
+                 size: tuple[int, int] = (200, 50)) -> RechunkCost:
+    """Open the session of ``target_bytes`` (:func:`.extra.session_file`), wait until indexed,
+    press ``c`` (recorded -> a byte per read), and press down/up every ``gap`` seconds until the
+    re-chunked session is indexed, timing each key to its paint. Run it in a fresh process
+    (``python -m bench.tui_bench``): the peak resident set is the process's."""
+    return asyncio.run(_rechunk_drive(target_bytes, gap, size))
+
+
+if __name__ == "__main__":
+    cost = rechunk_cost()
+    mb = 1024 * 1024
+    print(f"- session: {cost.wire_bytes / mb:.1f} MB wire; `c` re-chunks it to "
+          f"{cost.chunks:,} one-byte reads, indexed in {cost.indexed_after:.1f} s while keys "
+          f"were pressed (progress in the status line: {'yes' if cost.progress_shown else 'NO'})")
+    print(f"- key to paint while indexing ({cost.keys} keys, down/up every 50 ms): "
+          f"p50 {cost.key_p50 * 1000:.0f} ms, p99 {cost.key_p99 * 1000:.0f} ms, "
+          f"max {cost.key_max * 1000:.0f} ms")
+    print("  slowest keys:", ", ".join(f"{w * 1000:.0f} ms" for w in sorted(cost.waits)[-6:]))
+    print(f"- memory: {cost.rss_before / mb:.0f} MB resident before `c`, peak "
+          f"{cost.peak_rss / mb:.0f} MB")

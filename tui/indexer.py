@@ -29,6 +29,10 @@ FIRST_STEPS = 4000
 """Steps indexed before the first paint (about 40 ms of engine time)."""
 SLICE = 0.008
 """Seconds of indexing between two yields to the event loop."""
+BREATHE = 0.002
+"""Seconds the event loop runs other work after each slice. A key goes through several message
+queues (driver, app, screen, bindings, the panes' refresh, the paint), one loop iteration each:
+with only a bare yield between slices, each of those hops waited for a slice of its own."""
 BATCH = 200
 """Steps per call into the timeline (the clock is read between batches)."""
 REFRESH = 0.25
@@ -70,7 +74,7 @@ class Indexer:
                 gc.freeze()
                 self._show()
                 refreshed = time.perf_counter()
-            await asyncio.sleep(0)
+            await asyncio.sleep(BREATHE)
         self.finished_after = time.perf_counter() - self.started
 
     def _show(self) -> None:
