@@ -70,10 +70,15 @@ def check_harness(harness: Harness, session: str | Path | Session, *,
                   tools: Sequence[dict[str, Any]] | None = None, protocol: str | None = None,
                   seeds: Sequence[int] = (1, 2, 3), out_dir: str | Path | None = None,
                   every_byte_up_to: int = EVERY_BYTE_UP_TO, window: int = WINDOW,
+                  chunkings: Sequence[str] | None = None,
                   limits: Limits = DEFAULT_LIMITS) -> SweepReport:
     """Run ``harness`` on every variant of one recorded stream (a session file, a raw ``.sse``
     capture, a HAR, or a :class:`Session`) and compare it with the gate. ``tools`` overrides
-    the definitions the session declares; ``protocol`` its protocol. Findings get a
+    the definitions the session declares; ``protocol`` its protocol. ``chunkings`` replaces
+    the full-stream chunkings (``recorded``, ``whole``, ``bytes:1``, ``random:SEED`` per seed;
+    also ``bytes:N``), the first being the baseline; the cut plan: every offset of a stream up
+    to ``every_byte_up_to`` bytes, else frame boundaries and ``window`` bytes before the
+    terminal signal. Findings get a
     reproducing session in ``out_dir`` (a new temporary folder when not given)."""
     loaded = session if isinstance(session, Session) else open_input(str(session))
     source = str(session) if not isinstance(session, Session) else (session.path or "session")
@@ -85,7 +90,7 @@ def check_harness(harness: Harness, session: str | Path | Session, *,
     chunks = [(c.t, c.data) for c in loaded.chunks()]
     report = sweep(source, chunks, harness, protocol=protocol or loaded.header.protocol,
                    tools=toolset, seeds=seeds, limits=limits,
-                   every_byte_up_to=every_byte_up_to, window=window)
+                   every_byte_up_to=every_byte_up_to, window=window, modes=chunkings)
     if report.findings:
         folder = Path(out_dir) if out_dir is not None else Path(
             tempfile.mkdtemp(prefix="callscope-findings-"))

@@ -180,7 +180,13 @@ def _calls_text(executed: Sequence[Executed], error: str | None) -> str:
 
 def sweep(source: str, chunks: Sequence[TimedBytes], harness: Harness, *, protocol: str | None,
           tools: ToolSet, seeds: Sequence[int] = (1, 2, 3), limits: Limits = DEFAULT_LIMITS,
-          every_byte_up_to: int = EVERY_BYTE_UP_TO, window: int = WINDOW) -> SweepReport:
+          every_byte_up_to: int = EVERY_BYTE_UP_TO, window: int = WINDOW,
+          modes: Sequence[str] | None = None) -> SweepReport:
+    """``modes``: the chunkings of the full stream (default :func:`chunkings` of the seeds;
+    the first is the baseline the others are compared with)."""
+    modes = list(modes) if modes is not None else chunkings(seeds)
+    for mode in modes:
+        Chunking.parse(mode)  # (a typo is said before any run)
     data = b"".join(c for _, c in chunks)
     recorded = [c for _, c in chunks]
     gate, read_as = gate_full(recorded, protocol, tools, limits)
@@ -197,7 +203,7 @@ def sweep(source: str, chunks: Sequence[TimedBytes], harness: Harness, *, protoc
     findings = _Findings()
 
     baseline: tuple[list[Executed], str | None] | None = None
-    for name in chunkings(seeds):
+    for name in modes:
         variant = Variant(name)
         executed, error = run_once(harness, variant_reads(chunks, variant))
         report.chunkings.append(name)
@@ -210,8 +216,8 @@ def sweep(source: str, chunks: Sequence[TimedBytes], harness: Harness, *, protoc
             baseline = (executed, error)
         elif not _same_calls(executed, baseline[0]):
             problems.append(Problem("chunking", executed[0].name if executed else "-",
-                                    f"executed {_calls_text(executed, error)}; under the recorded "
-                                    f"chunking {_calls_text(*baseline)}"))
+                                    f"executed {_calls_text(executed, error)}; under the "
+                                    f"{modes[0]} chunking {_calls_text(*baseline)}"))
         for problem in problems:
             findings.add(problem, variant, gate.frames)
 
