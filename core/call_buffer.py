@@ -96,14 +96,16 @@ class CallBuffer:
         twin._checker = copy.deepcopy(self._checker, memo)
         return twin
 
-    def append(self, frame: int | None, fragment: str) -> None:
+    def append(self, frame: int | None, fragment: str) -> Draft:
+        """Add a fragment; return the draft status it leaves."""
         start = self.length
         self._parts.append(fragment)
-        self.length += len(fragment)
+        self.length = end = start + len(fragment)
         self.byte_length += (len(fragment) if fragment.isascii()
                              else len(fragment.encode("utf-8", "surrogatepass")))
-        self.fragments.append(
-            _new(Fragment, (frame, start, self.length, self._checker.feed(fragment))))
+        draft = self._checker.feed(fragment)
+        self.fragments.append(_new(Fragment, (frame, start, end, draft)))
+        return draft
 
     def replace(self, frame: int | None, text: str, origin: TextOrigin) -> None:
         """Protocols that send objects set the whole text at once."""

@@ -33,6 +33,7 @@ from .events import (
 )
 from .fork import shallow_copy
 from .gate.codes import Code, Effect
+from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
 
 
@@ -159,12 +160,18 @@ class TurnState:
         """The fast path for the commonest event: a fragment for an open call, under its limit,
         that needs no anomaly. Returns the call, or None when :meth:`apply` must take the event."""
         call = self.calls.get(event.key)
-        if (call is None or call.closed or call.origin != "raw" or self.halted is not None
-                or self.terminal is not None
-                or call.length + len(event.fragment) > self.limits.max_argument_chars):
+        if call is None or self.append_hot(call, event.frame, event.fragment) is None:
             return None
-        call.append(event.frame, event.fragment)
         return call
+
+    def append_hot(self, call: CallBuffer, frame: int | None, fragment: str) -> Draft | None:
+        """:meth:`append_fragment` of a fragment for ``call``: the draft status it leaves, or
+        None (nothing done) when :meth:`apply` must take it."""
+        if (call.closed or call.origin != "raw" or self.halted is not None
+                or self.terminal is not None
+                or call.length + len(fragment) > self.limits.max_argument_chars):
+            return None
+        return call.append(frame, fragment)
 
     def apply(self, event: CallEvent) -> list[Anomaly]:
         """Apply one event; return the anomalies the accumulator itself found."""

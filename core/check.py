@@ -113,7 +113,7 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
         finished.finish()
         outcomes.append(_outcome(finished.decisions))
         if m < len(frames):
-            pipeline.frame(frames[m])
+            pipeline.push_frame(frames[m])  # (no steps: only decisions are compared)
             if terminal_class is None and pipeline.state.complete:
                 terminal_class = m + 1  # classes >= this one include the terminal frame
     report.protocol = pipeline.protocol

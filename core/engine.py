@@ -15,6 +15,8 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+import orjson
+
 from .call_buffer import CallBuffer
 from .calls import TurnState
 from .detect import detect
@@ -24,10 +26,12 @@ from .frame import Frame
 from .framing import Decoder, framing_of, new_decoder
 from .gate.codes import Code
 from .harness import Decision, GateContext, decide
+from .hot_path import HotPath
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
 from .providers import reader_for
 from .providers.base import ProtocolReader
+from .sse import SSEDecoder
 from .tools import ToolSet
 
 # Steps are named tuples, not frozen dataclasses: the engine makes several per SSE event, and a
@@ -106,6 +110,8 @@ class CallPipeline:
         self._undetected: list[Frame] = []
         self._drafts: dict[str, Draft] = {}
         self._finished = False
+        self._sink: list[Step] = []
+        """Where the steps nobody wants go (:meth:`push_frame`), emptied after each frame."""
         if protocol is not None:
             self.reader = reader_for(protocol)
 
@@ -124,6 +130,7 @@ class CallPipeline:
         twin.decisions = dict(self.decisions)
         twin._undetected = list(self._undetected)
         twin._drafts = dict(self._drafts)
+        twin._sink = []
         return twin
 
     def frame(self, frame: Frame) -> list[Step]:
@@ -148,6 +155,40 @@ class CallPipeline:
         elif not self.protocol_fixed:
             self._detect(frame, out)
         # else: unknown protocol (given, or detection gave up): frames only
+
+    def push_frame(self, frame: Frame) -> None:
+        """:meth:`frame_into` for callers that read only the outcome: the frames the reader
+        calls hot take :meth:`hot_fragment` (no event or step is made), the others the
+        reference path, their steps dropped."""
+        reader = self.reader
+        data = frame.data
+        if (reader is not None and data[:1] == "{" and frame.dispatch and not frame.overflow
+                and self.state.halted is None and reader.quiet()):
+            try:
+                payload = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                payload = None
+            hit = None if payload is None else reader.hot_fragment(frame.event, payload,
+                                                                   frame.index)
+            if hit is not None:
+                self.hot_fragment(frame.index, hit[0], hit[1])
+                return
+        sink = self._sink
+        self.frame_into(frame, sink)
+        sink.clear()
+
+    def hot_fragment(self, frame: int, key: str, fragment: str) -> None:
+        """Frame ``frame`` was one argument fragment and nothing else (the hot path has read
+        it, :mod:`.hot_path`): what :meth:`frame_into` does with it, without its steps."""
+        self.last_frame = frame
+        call = self.state.calls.get(key)
+        draft = None if call is None else self.state.append_hot(call, frame, fragment)
+        if draft is None:  # (not the accumulator's fast case: its general path, as _apply does)
+            sink = self._sink
+            self._apply([_new(ArgumentsAppended, (frame, key, fragment))], sink)
+            sink.clear()
+        elif self._drafts.get(key) is not draft and key not in self.decisions:
+            self._drafts[key] = draft  # (the wait step _wait would make, unmade)
 
     def _detect(self, frame: Frame, out: list[Step]) -> None:
         found = detect(frame)
@@ -256,6 +297,9 @@ class Engine:
         self.decoder: Decoder = new_decoder(framing_of(protocol), limits.max_block_bytes)
         self.pipeline = CallPipeline(protocol, tools, limits, contrast=contrast)
         self.chunks = 0
+        self.last_frame: Frame | None = None
+        """The last frame :meth:`push` materialized (the hot path's are all terminated)."""
+        self._hot = HotPath(self.pipeline) if isinstance(self.decoder, SSEDecoder) else None
 
     @property
     def state(self) -> TurnState:
@@ -293,22 +337,47 @@ class Engine:
             steps.append(_new(FrameStep, (frame,)))
             pipeline.frame_into(frame, steps)
 
+    def push(self, data: bytes) -> None:
+        """:meth:`feed` for callers that read only the outcome (``replay --summary``): the
+        same turn, decisions and state, without steps; an SSE stream's commonest frames take
+        the hot path (:mod:`.hot_path`) and are never materialized."""
+        self.chunks += 1
+        decoder, deliver = self.decoder, self._deliver
+        if self._hot is None:
+            for frame in decoder.feed(data[:PIECE]):
+                deliver(frame)
+            for offset in range(PIECE, len(data), PIECE):  # (in pieces, as feed_lazily)
+                for frame in decoder.feed_more(data[offset:offset + PIECE]):
+                    deliver(frame)
+            return
+        assert isinstance(decoder, SSEDecoder)
+        take = self._hot.take
+        decoder.feed_hot(data if len(data) <= PIECE else data[:PIECE], take, deliver)
+        for offset in range(PIECE, len(data), PIECE):
+            decoder.feed_hot(data[offset:offset + PIECE], take, deliver, more=True)
+
     def push_reads(self, reads: Iterable[bytes]) -> None:
-        """:meth:`feed` each read in turn, for callers that read only the outcome
-        (``callscope check`` replays a session byte by byte): the same work, without keeping
-        the steps, and one Python call per read instead of two."""
-        feed = self.decoder.feed
-        frame_into = self.pipeline.frame_into
-        sink: list[Step] = []
+        """:meth:`push` each read in turn (``callscope check`` replays a session byte by
+        byte): one Python call per read."""
+        decoder = self.decoder
+        deliver = self._deliver
         count = 0
-        for data in reads:
-            count += 1
-            frames = feed(data)
-            if frames:
-                for frame in frames:
-                    frame_into(frame, sink)
-                sink.clear()
+        if self._hot is not None:
+            assert isinstance(decoder, SSEDecoder)
+            feed_hot, take = decoder.feed_hot, self._hot.take
+            for data in reads:
+                count += 1
+                feed_hot(data, take, deliver)
+        else:
+            for data in reads:
+                count += 1
+                for frame in decoder.feed(data):
+                    deliver(frame)
         self.chunks += count
+
+    def _deliver(self, frame: Frame) -> None:
+        self.last_frame = frame
+        self.pipeline.push_frame(frame)
 
     def close(self) -> list[Step]:
         steps: list[Step] = []

@@ -13,7 +13,8 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .engine import Engine, Step
+from .ending import EndingWatch
+from .engine import Engine, FrameStep, Step
 from .errors import CallscopeError
 from .tools import ToolSet
 
@@ -137,6 +138,27 @@ def _fixed_size(source: Iterable[TimedBytes], size: int) -> Iterator[TimedBytes]
             pending_t = t
     if pending:
         yield pending_t, pending
+
+
+def replay_outcome(chunks: Iterable[TimedBytes], engine: Engine, watch: EndingWatch, *,
+                   chunking: Chunking = Chunking("recorded"), cut_at: int | None = None) -> None:
+    """:func:`replay` for callers that read only the outcome (``replay --summary``): each
+    read is pushed (:meth:`.Engine.push`, no steps) and the watch is told what the steps would
+    have told it: the bytes received, the last arrival time, the last frame."""
+    push = engine.push
+    last_t: float | None = None
+    for t, data in rechunk(chunks, chunking, cut_at):
+        push(data)
+        if t is not None:
+            last_t = t
+    if engine.chunks:
+        watch.chunk(engine.decoder.bytes_received, last_t)
+    last = engine.last_frame
+    for step in engine.close():
+        if isinstance(step, FrameStep):
+            last = step.frame
+    if last is not None:
+        watch.frame(last)
 
 
 def replay(chunks: Iterable[TimedBytes], *, protocol: str | None = None,

@@ -28,8 +28,9 @@ blocks that the browser algorithm would not dispatch: comment-only blocks, block
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from .errors import DecoderClosed
@@ -49,6 +50,12 @@ _BOM = "\ufeff"
 _BOM_BYTES = b"\xef\xbb\xbf"
 
 
+Take = Callable[[bytes, int, int, int], bool]
+"""The hot path's offer (:meth:`SSEDecoder.feed_hot`): ``(bytes, start, text_end, frame
+index)``, a block's lines being ``bytes[start:text_end]`` (LF-separated, no CR, no byte order
+mark); True when it read the block."""
+
+
 class _Fields(NamedTuple):
     event: str | None
     data: Sequence[str]
@@ -66,7 +73,8 @@ class SSEDecoder:
         self._block_start = 0  # stream offset of _buf[0]
         self._scan = 0  # index in _buf where the block-end search resumes
         self._cr_in_buf = False  # whether _buf may hold a CR (then only the general path applies)
-        self._chunk_starts: list[int] = []
+        # (machine words, not int objects: a stream read a byte at a time has a start per byte)
+        self._chunk_starts: array[int] = array("q")
         self._received = 0
         self._frames = 0
         self._closed = False
@@ -110,6 +118,27 @@ class SSEDecoder:
         self._chunk_starts.append(self._received)
         return self._take(chunk)
 
+    def feed_hot(self, chunk: bytes, take: Take, deliver: Callable[[Frame], None], *,
+                 more: bool = False) -> None:
+        """:meth:`feed` (:meth:`feed_more` with ``more``) for the engine's hot path
+        (:mod:`.hot_path`), one call per read: each block the fast path cuts is first offered
+        to ``take`` as its span in the bytes, before any :class:`Frame` is made; a block
+        ``take`` reads counts as a frame and is never made one. Every other frame goes to
+        ``deliver``, all in stream order."""
+        if self._plain and _CR not in chunk:
+            if not more:
+                self._chunk_starts.append(self._received)
+            self._received += len(chunk)
+            buf = self._buf
+            buf += chunk
+            if _LF in chunk:
+                self._drain_lf(take, deliver)
+            elif len(buf) > self._max_block:
+                deliver(self._overflow())
+            return
+        for frame in self.feed_more(chunk) if more else self.feed(chunk):
+            deliver(frame)
+
     def feed_more(self, piece: bytes) -> list[Frame]:
         """More bytes of the chunk fed last, as if they had come with it (same chunk number).
         A caller framing one huge read (a raw capture is a single read) feeds it a piece at a
@@ -145,16 +174,23 @@ class SSEDecoder:
 
     # -- the fast path: no CR in the buffer, no byte order mark pending -----------------------
 
-    def _drain_lf(self) -> list[Frame]:
+    def _drain_lf(self, take: Take | None = None,
+                  deliver: Callable[[Frame], None] | None = None) -> list[Frame]:
         """Cut every block that ends in the buffer, where a block ends at ``\n\n`` (or is one
-        stray ``\n``). One copy of the buffer, one ``find`` per block, one compaction per read."""
+        stray ``\n``). One copy of the buffer, one ``find`` per block, one compaction per read.
+        With ``take`` and ``deliver`` (:meth:`feed_hot`), each block is offered to ``take``
+        first, and the frames go to ``deliver`` as they are made (so in stream order with the
+        blocks ``take`` read), not into the list returned."""
         buf = self._buf
         pos = buf.find(b"\n\n", self._scan)
+        frames: list[Frame] = []
+        emit = frames.append if deliver is None else deliver
         if pos < 0 and buf[:1] != b"\n":
             self._scan = max(len(buf) - 1, 0)  # a trailing LF may pair with the next read
-            return [self._overflow()] if len(buf) > self._max_block else []
+            if len(buf) > self._max_block:
+                emit(self._overflow())
+            return frames
         data = bytes(buf)
-        frames: list[Frame] = []
         offset, start, size = self._block_start, 0, len(data)
         this_chunk = len(self._chunk_starts) - 1
         at, chunk = self._start_chunk
@@ -163,27 +199,32 @@ class SSEDecoder:
         while start < size:
             if data[start] == 0x0A:  # a stray blank line is a block of its own
                 end = start + 1
-                frames.append(self._frame(b"\n", ("",), _NO_FIELDS, offset + start, offset + end,
-                                          first_chunk, this_chunk, terminated=True))
+                emit(self._frame(b"\n", ("",), _NO_FIELDS, offset + start, offset + end,
+                                 first_chunk, this_chunk, terminated=True))
             else:
                 if text_end < start:
                     text_end = data.find(b"\n\n", start)
                 if text_end < 0 or text_end - start >= self._max_block:
                     break
                 end = text_end + 2
+                if take is not None and take(data, start, text_end, self._frames):
+                    self._frames += 1  # read where it lies: a frame never materialized
+                    first_chunk = this_chunk
+                    start = end
+                    continue
                 text = data[start:text_end].decode("utf-8", "replace")
                 shape = _common_shape(text)
                 if shape is None:
                     lines = (*text.split("\n"), "")
-                    frames.append(self._frame(data[start:end], lines, self._fields(lines),
-                                              offset + start, offset + end, first_chunk,
-                                              this_chunk, terminated=True))
+                    emit(self._frame(data[start:end], lines, self._fields(lines),
+                                     offset + start, offset + end, first_chunk, this_chunk,
+                                     terminated=True))
                 else:
                     lines, event, payload = shape
-                    frames.append(_new(Frame, (self._frames, offset + start, offset + end,
-                                               data[start:end], lines, first_chunk, this_chunk,
-                                               event, payload, self._last_event_id, None, (),
-                                               True, True, False)))
+                    emit(_new(Frame, (self._frames, offset + start, offset + end,
+                                      data[start:end], lines, first_chunk, this_chunk, event,
+                                      payload, self._last_event_id, None, (), True, True, False,
+                                      (), None)))
                     self._frames += 1
             first_chunk = this_chunk
             start = end
@@ -195,7 +236,7 @@ class SSEDecoder:
             # the next call knows its first chunk without a search.
             self._start_chunk = (self._block_start, this_chunk)
         if len(buf) > self._max_block:
-            frames.append(self._overflow())
+            emit(self._overflow())
         return frames
 
     # -- the general path ---------------------------------------------------------------------

@@ -116,7 +116,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from ..core.ending import EndingWatch
     from ..core.engine import ChunkStep, Engine, FrameStep
     from ..core.records import chunk_record, step_record, turn_record
-    from ..core.replay import replay
+    from ..core.replay import replay, replay_outcome
     from .table import TableWriter
 
     chunking = Chunking.parse(args.chunking)
@@ -129,14 +129,15 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
                             limits_from(args))
             table = None if args.json else TableWriter(out, path)
             watch = EndingWatch()
-            for step in replay(loaded.chunks(), chunking=chunking, cut_at=args.cut_at,
-                               engine=engine):
+            if args.summary:  # the outcome only: no step is made
+                replay_outcome(loaded.chunks(), engine, watch, chunking=chunking,
+                               cut_at=args.cut_at)
+            for step in () if args.summary else replay(
+                    loaded.chunks(), chunking=chunking, cut_at=args.cut_at, engine=engine):
                 if isinstance(step, ChunkStep):
                     watch.chunk(step.end, step.t)
                 elif isinstance(step, FrameStep):
                     watch.frame(step.frame)
-                if args.summary:
-                    continue
                 if args.json:
                     record = (chunk_record(step) if args.chunks else None) if isinstance(
                         step, ChunkStep) else step_record(step, engine.pipeline)

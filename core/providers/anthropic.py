@@ -56,6 +56,8 @@ BEFORE_START_OK = frozenset({"message_start", "ping", "error"})
 """Event types that may legitimately arrive before ``message_start``."""
 
 
+_BLOCK_DELTA = "content_block_delta"
+
 _new = tuple.__new__
 """Builds an :class:`ArgumentsAppended` on the fast path without the named tuple's generated
 ``__new__`` (a Python lambda around this call), as core/sse.py does for frames."""
@@ -109,6 +111,21 @@ class AnthropicReader(BlockReader):
                          f"{short(kind)} before message_start (the anthropic SDK raises here)",
                          key=key)
         return kind
+
+    def hot_fragment(self, event: str | None, payload: Any, index: int) -> tuple[str, str] | None:
+        """An ``input_json_delta`` under its own ``event:`` name, after ``message_start``, for
+        an open block that has had its first fragment (the fast branch of
+        :meth:`_on_block_delta`)."""
+        if event != _BLOCK_DELTA or type(payload) is not dict or not self._started \
+                or payload.get("type") != _BLOCK_DELTA:
+            return None
+        at, delta = payload.get("index"), payload.get("delta")
+        if type(at) is not int or type(delta) is not dict or delta.get("type") != "input_json_delta":
+            return None
+        block, fragment = self._open.get(at), delta.get("partial_json")
+        if block is None or not block.appended or type(fragment) is not str:
+            return None
+        return block.key, fragment
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -296,7 +313,7 @@ class AnthropicReader(BlockReader):
     handlers: ClassVar[dict[str, Handler]] = {
         "message_start": _on_message_start,
         "content_block_start": _on_block_start,
-        "content_block_delta": _on_block_delta,
+        _BLOCK_DELTA: _on_block_delta,
         "content_block_stop": _on_block_stop,
         "message_delta": _on_message_delta,
         "message_stop": _on_message_stop,

@@ -157,6 +157,22 @@ class ProtocolReader:
                          f"the stream ended without the {self.name} terminal signal")
         return self._out
 
+    def quiet(self) -> bool:
+        """Whether :meth:`read` would take a JSON object payload without a word of its own:
+        no ``[DONE]`` seen, no terminal signal yet (else every frame is reported). The engine's
+        hot path (:mod:`..hot_path`) asks :meth:`hot_fragment` only then."""
+        return self.done_frame is None and not self.ended
+
+    def hot_fragment(self, event: str | None, payload: Any, index: int) -> tuple[str, str] | None:
+        """The hot path's question for one frame whose data is a JSON object: is it the
+        protocol's commonest frame, one argument fragment for an open call that has had its
+        first, read exactly as :meth:`read` would read it (no anomaly, no other event)? Then
+        return ``(call key, fragment)`` after making the reader's state what :meth:`read` would
+        have made it; otherwise return None and change nothing, and the frame takes
+        :meth:`read`. ``event`` is the frame's ``event:`` value. By default no frame is hot.
+        (tests/test_hot_path_differential.py holds each reader's answer to :meth:`read`'s.)"""
+        return None
+
     # -- hooks for provider modules ------------------------------------------------------
 
     def event_type(self, frame: Frame, payload: Any) -> Any:

@@ -55,6 +55,8 @@ QUIET_DELTAS = frozenset({
 
 _DeltaHandler = Callable[[Any, Frame, str, dict[str, Any]], None]
 
+_STEP_DELTA = "step.delta"
+
 BEFORE_CREATED_OK = frozenset({"interaction.created", "interaction.start", "error"})
 
 
@@ -98,6 +100,24 @@ class GeminiInteractionsReader(BlockReader):
             self.anomaly(frame, Code.EVENT_BEFORE_START,
                          f"{short(kind)} before interaction.created")
         return kind
+
+    def hot_fragment(self, event: str | None, payload: Any, index: int) -> tuple[str, str] | None:
+        """A ``step.delta`` of type ``arguments_delta`` with a string ``arguments``, for an
+        open step that has had its first fragment, inside an interaction, with no metadata."""
+        if type(payload) is not dict or payload.get("event_type") != _STEP_DELTA \
+                or (event is not None and event != _STEP_DELTA) or self._hops == 0:
+            return None
+        at, delta = payload.get("index"), payload.get("delta")
+        if type(at) is not int or type(delta) is not dict or payload.get("metadata") is not None \
+                or delta.get("type") != "arguments_delta":
+            return None
+        fragment = delta.get("arguments")
+        if type(fragment) is not str:
+            return None
+        step = self._steps.get(f"hop{self._hops}/step:{at}" if self._hops > 1 else f"step:{at}")
+        if step is None or not step.appended:
+            return None
+        return step.key, fragment
 
     def on_done(self, frame: Frame) -> None:
         """``[DONE]`` is the allowed trailer after the terminal ``interaction.completed``."""
@@ -286,7 +306,7 @@ class GeminiInteractionsReader(BlockReader):
         "interaction.start": _on_created,
         "interaction.status_update": _on_status_update,
         "step.start": _on_step_start,
-        "step.delta": _on_delta,
+        _STEP_DELTA: _on_delta,
         "step.stop": _on_stop,
         "content.start": _on_content_start,
         "content.delta": _on_delta,

@@ -107,6 +107,52 @@ class OpenAIChatReader(ProtocolReader):
                          f"choice {choice} has no finish_reason at [DONE]")
         self.end_turn(frame, "[DONE]")
 
+    def hot_fragment(self, event: str | None, payload: Any, index: int) -> tuple[str, str] | None:
+        """A chunk of one choice (already seen, not finished) whose delta is one arguments
+        fragment for the call at an index already open, with no id, name, text, usage, error
+        or finish reason beside it."""
+        if type(payload) is not dict:
+            return None
+        choices = payload.get("choices")
+        obj = payload.get("object")
+        if type(choices) is not list or len(choices) != 1 or \
+                (obj is not None and obj != "chat.completion.chunk") or \
+                payload.get("error") is not None or payload.get("usage") is not None:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict:
+            return None
+        c, delta, reason = choice.get("index"), choice.get("delta"), choice.get("finish_reason")
+        if type(c) is not int or type(delta) is not dict or (reason is not None and reason != "") \
+                or c not in self._choices or c in self._finished:
+            return None
+        tool_calls = delta.get("tool_calls")
+        if type(tool_calls) is not list or len(tool_calls) != 1 or \
+                delta.get("function_call") is not None:
+            return None
+        for field in _TEXT_FIELDS:
+            text = delta.get(field)
+            if text is not None and text != "":
+                return None
+        fragment = tool_calls[0]
+        if type(fragment) is not dict:
+            return None
+        function, i = fragment.get("function"), fragment.get("index")
+        if type(function) is not dict or type(i) is not int or \
+                nonempty_text(fragment.get("id")) is not None or \
+                nonempty_text(function.get("name")) is not None:
+            return None
+        call = self._slots.get((c, i))
+        text = function.get("arguments")
+        if call is None or type(text) is not str or not text or \
+                (call.fragments == 1 and call.first == "{}"):
+            return None
+        call.fragments += 1
+        if call.fragments == 1:
+            call.first = text
+        call.has_args = True
+        return call.key, text
+
     # -- handlers ------------------------------------------------------------------------
 
     def _on_error(self, frame: Frame, payload: dict[str, Any]) -> None:

@@ -35,6 +35,8 @@ from .base import Handler, ProtocolReader, int_or_none, short, text_or_none
 from .responses_events import NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
 from .specs.openai_responses import SPEC
 
+_DELTA = "response.function_call_arguments.delta"
+
 
 def _key(item_id: str | None, output_index: int | None) -> str:
     if item_id is not None:
@@ -91,6 +93,27 @@ class OpenAIResponsesReader(ProtocolReader):
         if response is not None:
             self._check_response_id(frame, response)
         return kind
+
+    def hot_fragment(self, event: str | None, payload: Any, index: int) -> tuple[str, str] | None:
+        """An arguments delta for a call announced under its item id, numbered next, with
+        nothing :meth:`event_type` or :meth:`_resolve` would remark on."""
+        if type(payload) is not dict or payload.get("type") != _DELTA:
+            return None
+        seq, item_id, delta = (payload.get("sequence_number"), payload.get("item_id"),
+                               payload.get("delta"))
+        if (event is not None and event != _DELTA) or type(seq) is not int \
+                or self._seq is None or seq != self._seq + 1 \
+                or payload.get("response") is not None \
+                or type(item_id) is not str or type(delta) is not str:
+            return None
+        call = self._calls.get(f"item:{item_id}")
+        if call is None or call.item_id != item_id:
+            return None
+        idx = payload.get("output_index")
+        if type(idx) is int and self._call_at.get(idx, call) is not call:
+            return None  # (the routing dispute: read() says it)
+        self._seq = seq
+        return call.key, delta
 
     def _check_sequence(self, frame: Frame, payload: dict[str, Any]) -> None:
         # A stream is numbered or not from its first event, and every event agrees: a number
@@ -382,7 +405,7 @@ class OpenAIResponsesReader(ProtocolReader):
         **dict.fromkeys(TEXT_EVENTS, _on_text),
         "response.output_item.added": _on_item_added,
         "response.output_item.done": _on_item_done,
-        "response.function_call_arguments.delta": _on_arguments_delta,
+        _DELTA: _on_arguments_delta,
         "response.function_call_arguments.done": _on_arguments_done,
         "response.completed": _on_completed,
         "response.incomplete": _on_incomplete,

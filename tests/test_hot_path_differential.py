@@ -1,0 +1,241 @@
+"""The engine's hot path against its reference path, decided by a differential test.
+
+:meth:`Engine.push_reads` (the hot path of :mod:`callscope.core.hot_path`: argument fragments read
+where they lie in the bytes, no frame, event or step made) and :meth:`CallPipeline.push_frame`
+(the same question asked of a materialized frame) must leave exactly what :meth:`Engine.feed`
+(every frame materialized and read by the protocol reader, every step made) leaves: the frames
+that are materialized, the call buffers fragment by fragment with their draft statuses, the
+anomalies, the text, the reader's own state and the decisions. Streams are synthesized for every
+protocol with a registered spec (so every framing), then mutated (bytes, frames, JSON fields the
+hot guards look at) and fed in random reads; hypothesis draws it all, with modest counts.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+from callscope.core import synth
+from callscope.core.engine import CallPipeline, Engine
+from callscope.core.framing import decode_all, framing_of
+from callscope.core.providers import SPECS
+from callscope.core.tools import ToolSet
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+PROTOCOLS = sorted(SPECS)
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+TOOLS = [{"type": "function", "name": "edit_file", "parameters": SCHEMA},
+         {"type": "function", "name": "read_file", "parameters": SCHEMA}]
+ODD_VALUES: list[Any] = [None, "", "x", "{}", 0, 1, -1, True, [], {}, [1], {"a": 1}, 1.5e300, "\u2028"]
+
+
+def tools() -> ToolSet:
+    return ToolSet(TOOLS)
+
+
+def turn(rng: random.Random, calls: int, texts: int, stop: str) -> synth.Turn:
+    items: list[synth.Item] = [synth.Text(synth.realistic_arguments(rng.randint(5, 60), rng)[:40])
+                               for _ in range(texts)]
+    for _ in range(calls):
+        args = synth.realistic_arguments(rng.randint(20, 400), rng)
+        if rng.random() < 0.15:
+            args = args[:rng.randint(0, len(args))]  # invalid JSON: cut short
+        items.insert(rng.randint(0, len(items)), synth.ToolCall(
+            rng.choice(["edit_file", "read_file", "unknown"]), args, closed=rng.random() > 0.1))
+    low = rng.randint(1, 6)
+    return synth.Turn(items=tuple(items), stop=synth.Stop(stop),  # type: ignore[arg-type]
+                      fragmenting=synth.Fragmenting(low, low + rng.randint(0, 10)))
+
+
+def _mutate_json(rng: random.Random, payload: Any) -> Any:
+    """One change to a random member of a parsed payload: a value replaced, a member dropped,
+    one added, a list emptied or doubled."""
+    path: list[Any] = []
+    node = payload
+    while isinstance(node, dict | list) and node and rng.random() < 0.7:
+        key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        path.append((node, key))
+        node = node[key]
+    if not path:
+        if isinstance(payload, dict):
+            payload[rng.choice(["usage", "error", "response", "metadata", "id", "name"])] = \
+                rng.choice(ODD_VALUES)
+        return payload
+    parent, key = path[-1]
+    roll = rng.random()
+    if roll < 0.5:
+        parent[key] = rng.choice(ODD_VALUES)
+    elif roll < 0.7 and isinstance(parent, dict):
+        del parent[key]
+    elif roll < 0.85 and isinstance(parent, list):
+        parent.append(parent[key])
+    elif isinstance(parent, dict):
+        parent[rng.choice(["id", "name", "content", "usage", "index", "x"])] = rng.choice(ODD_VALUES)
+    return payload
+
+
+def mutate(rng: random.Random, data: bytes, eol: bytes, count: int) -> bytes:
+    """``count`` changes: JSON members of a frame, whole frames (dropped, repeated, swapped),
+    single bytes, or an event line renamed."""
+    sep = eol + eol
+    for _ in range(count):
+        frames = data.split(sep) if eol else [data]
+        if len(frames) < 2:  # (a binary framing: bytes only)
+            if data:
+                raw = bytearray(data)
+                at = rng.randrange(len(raw))
+                raw[at:at + rng.randint(0, 2)] = bytes([rng.randrange(256)])
+                data = bytes(raw)
+            continue
+        i = rng.randrange(len(frames))
+        kind = rng.random()
+        if kind < 0.45:
+            lines = frames[i].split(eol)
+            for n, line in enumerate(lines):
+                if line.startswith(b"data: {"):
+                    try:
+                        payload = orjson.loads(line[6:])
+                    except orjson.JSONDecodeError:
+                        break
+                    lines[n] = b"data: " + orjson.dumps(_mutate_json(rng, payload))
+                    break
+            frames[i] = eol.join(lines)
+        elif kind < 0.55:
+            del frames[i]
+        elif kind < 0.65:
+            frames.insert(i, frames[i])
+        elif kind < 0.75:
+            j = rng.randrange(len(frames))
+            frames[i], frames[j] = frames[j], frames[i]
+        elif kind < 0.85 and frames[i].startswith(b"event: "):
+            frames[i] = b"event: " + rng.choice([b"x", b"", b"\xff", b"ping"]) + \
+                frames[i][frames[i].find(eol):]
+        else:
+            raw = bytearray(sep.join(frames))
+            at = rng.randrange(len(raw))
+            raw[at:at + rng.randint(0, 2)] = bytes([rng.choice(b'"{}[],:\\\n\r x0\xc3\x00')])
+            data = bytes(raw)
+            continue
+        data = sep.join(frames)
+    return data
+
+
+def reads(rng: random.Random, data: bytes) -> list[bytes]:
+    out, at = [], 0
+    big = rng.random() < 0.2
+    while at < len(data):
+        size = rng.randint(1, 4000) if big else int(rng.lognormvariate(3.5, 1.3)) + 1
+        out.append(data[at:at + size])
+        at += size
+    return out
+
+
+def snapshot(pipeline: CallPipeline) -> dict[str, Any]:
+    """Everything the pipeline holds that a frame can change (the steps aside)."""
+    state = pipeline.state
+    reader = pipeline.reader
+    return {
+        "protocol": state.protocol, "last_frame": pipeline.last_frame,
+        "decisions": dict(pipeline.decisions), "drafts": dict(pipeline._drafts),
+        "calls": {key: (call.text, list(call.fragments), call.draft, call.draft_error,
+                        call.max_depth, call.byte_length, call.length, call.closed,
+                        call.closed_frame, call.origin, call.id, call.call_id, call.name,
+                        call.kind, call.provider_copy, call.cut_why, call.disputed,
+                        list(call.anomalies), list(call.pieces))
+                  for key, call in state.calls.items()},
+        "anomalies": list(state.anomalies), "counts": dict(state.anomaly_counts),
+        "text": {k: "".join(v) for k, v in state.text.items()}, "text_chars": state.text_chars,
+        "turn": (state.terminal, state.stop, state.cut_by, state.failed_by, list(state.errors),
+                 dict(state.usage), state.halted, set(state.late), state.unreadable,
+                 {k: list(v) for k, v in state.orphans.items()}, dict(state.disputes)),
+        "reader": None if reader is None else
+        {k: v for k, v in vars(reader).items() if k != "_out"},
+    }
+
+
+def reference(protocol: str | None, chunks: list[bytes]) -> tuple[Engine, dict[int, Any]]:
+    engine = Engine(protocol, tools())
+    frames = {}
+    for chunk in chunks:
+        for step in engine.feed(chunk):
+            frame = getattr(step, "frame", None)
+            if frame is not None and hasattr(frame, "raw"):
+                frames[frame.index] = frame
+    engine.close()
+    return engine, frames
+
+
+class Counting(Engine):
+    """An engine that keeps the frames it materializes."""
+
+    def __init__(self, protocol: str | None) -> None:
+        super().__init__(protocol, tools())
+        self.materialized: list[Any] = []
+
+    def _deliver(self, frame: Any) -> None:
+        self.materialized.append(frame)
+        super()._deliver(frame)
+
+
+def hot(protocol: str | None, chunks: list[bytes]) -> Counting:
+    engine = Counting(protocol)
+    engine.push_reads(chunks)
+    engine.close()
+    return engine
+
+
+def assert_same(protocol: str | None, data: bytes, chunks: list[bytes]) -> Counting:
+    ref, ref_frames = reference(protocol, chunks)
+    got = hot(protocol, chunks)
+    assert got.decoder.frames_emitted == ref.decoder.frames_emitted
+    for frame in got.materialized:
+        assert frame == ref_frames[frame.index]
+    assert snapshot(got.pipeline) == snapshot(ref.pipeline)
+    # The frame-level question (check's cut sweep): each frame pushed, not read with steps.
+    spec_protocol = protocol or ref.pipeline.protocol
+    frames = decode_all(data, framing_of(spec_protocol if spec_protocol in SPECS else None))
+    one, two = CallPipeline(protocol, tools()), CallPipeline(protocol, tools())
+    for frame in frames:
+        one.frame(frame)
+        two.push_frame(frame)
+    one.finish()
+    two.finish()
+    assert snapshot(two) == snapshot(one)
+    return got
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(protocol=st.sampled_from(PROTOCOLS), seed=st.integers(0, 2**32),
+       calls=st.integers(0, 3), texts=st.integers(0, 2),
+       stop=st.sampled_from(["normal", "normal", "length", "error"]),
+       mutations=st.integers(0, 4), detect=st.booleans())
+def test_the_hot_path_leaves_what_the_reference_path_leaves(protocol, seed, calls, texts, stop,
+                                                            mutations, detect):
+    rng = random.Random(seed)
+    encoded = synth.encode_turn(protocol, turn(rng, calls, texts, stop), rng)
+    data = mutate(rng, encoded.data, encoded.eol, mutations)
+    if rng.random() < 0.2:
+        data = data[:rng.randint(0, len(data))]  # the connection dropped
+    assert_same(None if detect else protocol, data, reads(rng, data))
+
+
+def test_the_hot_path_is_taken_on_every_protocol_whose_reader_has_one():
+    """The comparison above is not idle: on a clean stream nearly every frame is read hot
+    (Gemini generateContent has no hot frame: its fragments are whole objects)."""
+    rng = random.Random(3)
+    for protocol in PROTOCOLS:
+        calls = tuple(synth.ToolCall("edit_file", synth.realistic_arguments(600, rng))
+                      for _ in range(2))
+        encoded = synth.encode_turn(protocol, synth.Turn(items=calls), rng)
+        got = assert_same(protocol, encoded.data, reads(rng, encoded.data))
+        hot_frames = got.decoder.frames_emitted - len(got.materialized)
+        reader = got.pipeline.reader
+        assert reader is not None
+        has_hot = type(reader).hot_fragment is not type(reader).__mro__[-2].hot_fragment
+        if has_hot and framing_of(protocol) == "sse":
+            assert hot_frames > got.decoder.frames_emitted / 2, protocol
+        else:
+            assert hot_frames == 0, protocol
