@@ -26,7 +26,7 @@ from typing import Any
 
 from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes, reads, rechunk
-from .sweep_compare import KINDS, Executed, Problem, compare, executed_of, same_json, shown
+from .sweep_compare import KINDS, Executed, HarnessBroken, Problem, compare, executed_of, same_json, shown
 from .sweep_gate import CutClasses, GateOutcome, cut_classes, gate_full
 from .tools import ANY_OBJECT, ToolSet
 
@@ -142,6 +142,8 @@ def run_once(harness: Harness, pieces: Sequence[bytes]) -> tuple[list[Executed],
     raises executed nothing). A result that is not a list of calls is the caller's error."""
     try:
         result = list(harness(iter(pieces)))
+    except HarnessBroken:
+        raise
     except Exception as exc:  # the harness under test is the user's code: any failure is data
         return [], f"{type(exc).__name__}: {str(exc)[:200]}"
     return [executed_of(v) for v in result], None

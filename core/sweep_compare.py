@@ -49,6 +49,11 @@ class HarnessOutputError(CallscopeError):
     """The harness returned something that is not a list of executed calls."""
 
 
+class HarnessBroken(CallscopeError):
+    """The harness could not be run at all (a process that died, hung or broke the protocol):
+    the sweep stops, as this says nothing of what the harness would execute."""
+
+
 @dataclass(frozen=True, slots=True)
 class Executed:
     """One call the harness executed."""

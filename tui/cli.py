@@ -180,6 +180,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from ..core.check import check_input
 
     override = load_tools(args.tools)
+    if args.harness is not None:  # the user's harness under test (tui/harness_check.py)
+        from .harness_check import cmd_check_harness
+
+        args.tool_definitions = override
+        return cmd_check_harness(args, out, limits_from(args))
     failed = broken = 0
     for path in args.inputs:
         try:
@@ -369,6 +374,18 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="prove chunking and cuts never execute what they should not")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--seeds", type=_count, default=3, help="random chunkings per input (default 3)")
+    p.add_argument("--harness", metavar="CMD", help="test your harness instead of the gate: CMD "
+                   "is started once and fed every variant over JSON lines (docs/testing.md)")
+    p.add_argument("--harness-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="with --harness: the longest wait for one answer (default 30)")
+    p.add_argument("--findings", metavar="DIR", help="with --harness: where the sessions that "
+                   "reproduce findings go (default: a new folder in the temporary directory)")
+    p.add_argument("--every-byte-up-to", type=_count, default=4096, metavar="N",
+                   help="with --harness: cut streams up to N bytes at every offset, longer ones "
+                   "at frame boundaries and before the terminal signal (default 4096)")
+    p.add_argument("--window", type=_count, default=256, metavar="N",
+                   help="with --harness: above that size, cut at every offset of the N bytes "
+                   "before the terminal signal (default 256)")
     common(p)
 
     p = sub.add_parser("import", help="convert a .sse capture or a HAR file into a session")
