@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,3 +158,101 @@ def memory_cost(target_bytes: int) -> MemoryCost:
     peak, elapsed, summary = _child("replay", path)
     return MemoryCost(path.stat().st_size, meta["wire"], meta["events"], peak, baseline, elapsed,
                       summary.splitlines()[-1] if summary else "")
+
+
+# -- replay --summary as a process, against the floor as a process -----------------------------
+
+_FLOOR_PROCESS = """
+import base64, sys, orjson
+path = sys.argv[1]
+if path.endswith(".jsonl"):  # a session: each chunk line parsed, the chunks joined
+    with open(path, "rb") as f:
+        f.readline()
+        lines = [orjson.loads(line) for line in f]
+        data = b"".join(c["text"].encode() if "text" in c else base64.b64decode(c["b64"])
+                        for c in lines if "t" in c and "end" not in c)
+else:
+    with open(path, "rb") as f:
+        data = f.read()
+for block in data.split(b"\\n\\n"):
+    i = block.find(b"data: ")
+    if i >= 0 and block[i + 6:] != b"[DONE]":
+        orjson.loads(block[i + 6:])
+"""
+
+
+@dataclass
+class ProcessCost:
+    label: str
+    file_bytes: int
+    replay: list[float]
+    """Wall seconds of each ``callscope replay FILE --summary`` process."""
+    floor: list[float]
+    """Wall seconds of each floor process, run in turn with them."""
+
+    @property
+    def ratios(self) -> list[float]:
+        return sorted(r / f for r, f in zip(self.replay, self.floor, strict=True))
+
+    @property
+    def ratio(self) -> float:
+        return median(self.ratios)
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _wall(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def process_files(wire_bytes: int, small_bytes: int) -> list[tuple[str, Path]]:
+    """A raw ``.sse`` capture and a ``.jsonl`` session of about ``wire_bytes`` of stream, and a
+    session of about ``small_bytes``, written once to the temp dir."""
+    from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
+
+    from .streams import small_session
+
+    out = []
+    for label, stream, suffix in (("raw .sse", session_stream(wire_bytes), ".sse"),
+                                  ("session .jsonl", session_stream(wire_bytes), ".jsonl"),
+                                  ("small session .jsonl", small_session(small_bytes), ".jsonl")):
+        path = _cache_dir() / f"process-{label.split()[0]}-{len(stream.data)}-{_source_hash()}{suffix}"
+        if not path.exists():
+            if suffix == ".sse":
+                path.write_bytes(stream.data)
+            else:
+                header = SessionHeader(protocol=stream.protocol, tools=stream.tools,
+                                       source="constructed", provenance="bench/extra.py")
+                save_session(str(path), header, (Chunk(t, d) for t, d in
+                                                 zip(stream.times, stream.chunks, strict=True)),
+                             StreamEnd("clean"))
+        out.append((label, path))
+    return out
+
+
+def process_cost(wire_bytes: int = 1_000_000, small_bytes: int = 20_000,
+                 repeats: int = 7) -> list[ProcessCost]:
+    """``callscope replay FILE --summary`` as a process, start-up included, and the floor as a
+    process (the interpreter, orjson, the file read, split and parsed), in turn, ``repeats``
+    pairs each (the order alternating), wall clock."""
+    replay = [sys.executable, "-m", "callscope.tui.cli", "replay", "--summary"]
+    floor = [sys.executable, "-c", _FLOOR_PROCESS]
+    costs = []
+    for label, path in process_files(wire_bytes, small_bytes):
+        cost = ProcessCost(label, path.stat().st_size, [], [])
+        _wall([*replay, str(path)])  # (the page cache warm for both)
+        for n in range(repeats):
+            if n % 2:
+                cost.floor.append(_wall([*floor, str(path)]))
+                cost.replay.append(_wall([*replay, str(path)]))
+            else:
+                cost.replay.append(_wall([*replay, str(path)]))
+                cost.floor.append(_wall([*floor, str(path)]))
+        costs.append(cost)
+    return costs

@@ -113,3 +113,41 @@ def growth(small: Measurement, large: Measurement) -> float | None:
         return None
     ratio = large.arguments / small.arguments
     return float((large.seconds / small.seconds) ** (1 / math.log10(ratio)))
+
+
+@dataclass
+class Paired:
+    """One peer against a base on one stream, ``len(ratios)`` pairs run back to back (the order
+    alternating): on a shared machine the load moves between pairs, far less within one."""
+
+    label: str
+    ratios: list[float]
+    base: list[float]
+    """The base's seconds, pair by pair."""
+
+    @property
+    def median(self) -> float:
+        ordered = sorted(self.ratios)
+        mid = len(ordered) // 2
+        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+    def cell(self) -> str:
+        return (f"{self.median:.2f}x (spread {min(self.ratios):.2f}-{max(self.ratios):.2f}x over "
+                f"{len(self.ratios)} pairs; base median {seconds(sorted(self.base)[len(self.base) // 2])})")
+
+
+def paired(label: str, peer: Peer, base: Peer, stream: BenchStream, pairs: int = 5,
+           cap: float = 600.0) -> Paired:
+    """The ratio of ``peer`` to ``base`` in ``pairs`` interleaved pairs of single runs."""
+    ratios, bases = [], []
+    for n in range(pairs):
+        times = {}
+        for which, fn in ((("base", base), ("peer", peer)) if n % 2 == 0
+                          else (("peer", peer), ("base", base))):
+            gc.collect()
+            start = cpu()
+            fn(stream, Budget(cap))
+            times[which] = cpu() - start
+        ratios.append(times["peer"] / times["base"])
+        bases.append(times["base"])
+    return Paired(label, ratios, bases)

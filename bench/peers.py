@@ -296,6 +296,22 @@ def callscope_engine(s: BenchStream, budget: Budget) -> list[Any]:
     return [call.text for call in engine.state.calls.values()]
 
 
+def callscope_outcome(s: BenchStream, budget: Budget) -> list[Any]:
+    """The same engine for a caller that reads only the outcome (``replay --summary``,
+    ``check``): every read pushed (``Engine.push_reads``), so no step is made and the commonest
+    frames take the hot path (read where they lie, never materialized); the same frames
+    counted, call buffers, draft statuses, anomalies and decisions."""
+    from callscope.core.engine import Engine
+    from callscope.core.tools import ToolSet
+
+    engine = Engine(s.protocol, ToolSet(s.tools))
+    engine.push_reads(budget.chunks(s.chunks))
+    engine.close()
+    actions = {d.action for d in engine.pipeline.decisions.values()}
+    assert actions == {"execute"}, f"the gate did not execute: {engine.pipeline.decisions}"
+    return [call.text for call in engine.state.calls.values()]
+
+
 @contextlib.contextmanager
 def drafts_disabled() -> Iterator[None]:
     """The engine without the streaming JSON prefix checker (core has no flag for it yet):

@@ -176,3 +176,66 @@ def targets(results: Results, sdks: dict[str, str], check: Any, memory: Any, tui
         rows.append(("TUI seek p99 < 16 ms", f"{tui.seek_p99 * 1000:.0f} ms{seek_floor}",
                      _verdict(tui.seek_p99 < 0.016)))
     return rows
+
+
+def targets_18(results: Results, sdks: dict[str, str], ratios: Sequence[tuple[str, Any]],
+               processes: Sequence[Any], check: Any, memory: Any, tui: Any
+               ) -> list[tuple[str, str, str]]:
+    """(target, measured, verdict) rows of issue 18, from this run's numbers only."""
+    rows: list[tuple[str, str, str]] = []
+    for protocol, pair in ratios:
+        rows.append((f"engine <= 2.0x the floor fed the same reads, 1 MB in 1-8 char fragments, "
+                     f"{protocol} (outcome only)", pair.cell(), _verdict(pair.median <= 2.0)))
+    protocols = list(dict.fromkeys(s.protocol for s, k, _ in results.rows.get("sizes", [])
+                                   if k == "outcome"))
+    for p in protocols:
+        series = results.series("sizes", "outcome", p)
+        fit = fitted_growth(series)
+        if fit is None:
+            continue
+        k = math.log10(fit)
+        span = f"{human(series[0].arguments)} to {human(series[-1].arguments)}"
+        rows.append((f"engine linear, fitted k <= 1.05, {span}, {p} (outcome only)",
+                     f"k = {k:.2f} ({fit:.1f}x per 10x)", _verdict(k <= 1.05)))
+    limits = {"raw": 2.5, "session": 3.0}
+    for cost in processes:
+        kind = cost.label.split()[0]
+        if kind in limits:
+            rows.append((f"`replay --summary` process <= {limits[kind]}x the floor process, "
+                         f"{cost.label} of {human(cost.file_bytes)}",
+                         f"{cost.ratio:.2f}x (spread {cost.ratios[0]:.2f}-{cost.ratios[-1]:.2f}x)",
+                         _verdict(cost.ratio <= limits[kind])))
+        else:
+            wall = sorted(cost.replay)[len(cost.replay) // 2]
+            rows.append((f"`replay --summary` of a {human(cost.file_bytes)} session <= 0.35 s wall",
+                         f"{wall:.2f} s (floor process {sorted(cost.floor)[len(cost.floor) // 2]:.2f} s)",
+                         _verdict(wall <= 0.35)))
+    if check is not None:
+        rows.append((f"`callscope check` <= 10x one replay ({human(check.wire)} session)",
+                     f"{check.ratio:.1f}x", _verdict(check.ratio <= 10)))
+    specs = [s for s, k, _ in results.rows.get("sizes", []) if k == "sdk"]
+    mid = 100_000 if any(s.size == 100_000 for s in specs) else max((s.size for s in specs), default=0)
+    for p in sdks:
+        sdk = results.get("sizes", "sdk", protocol=p, size=mid)
+        hot = results.get("sizes", "outcome", protocol=p, size=mid)
+        steps = results.get("sizes", "engine", protocol=p, size=mid)
+        t, h, e = _time(sdk), _time(hot), _time(steps)
+        if t is None or not h:
+            continue
+        shown = f"{t / h:.0f}x (with every step: {t / e:.0f}x)" if e else f"{t / h:.0f}x"
+        rows.append((f">= 30x faster than {sdks[p]} at {human(mid)}", shown, _verdict(t / h >= 30)))
+    if memory is not None:
+        rows.append((f"`replay --summary` peak memory <= 0.5x the file ({human(memory.file_bytes)})",
+                     f"{memory.ratio:.2f}x ({human(memory.peak_rss)}; the interpreter and modules "
+                     f"alone {human(memory.baseline_rss)})", _verdict(memory.ratio <= 0.5)))
+    if tui is not None and tui.floor is not None:
+        step, seek = tui.step_p99 / tui.floor.same_p99, tui.seek_p99 / tui.floor.new_p99
+        rows.append(("debugger step p99 <= 1.5x the Textual floor (same rows)",
+                     f"{step:.1f}x ({tui.step_p99 * 1000:.0f} ms, floor "
+                     f"{tui.floor.same_p99 * 1000:.0f} ms)", _verdict(step <= 1.5)))
+        rows.append(("debugger seek p99 <= 2x the Textual floor (new rows)",
+                     f"{seek:.1f}x ({tui.seek_p99 * 1000:.0f} ms, floor "
+                     f"{tui.floor.new_p99 * 1000:.0f} ms)", _verdict(seek <= 2)))
+        rows.append((f"debugger first paint <= 1 s ({tui.events:,} events)",
+                     f"{tui.first_paint:.2f} s", _verdict(tui.first_paint <= 1)))
+    return rows

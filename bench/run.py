@@ -34,16 +34,16 @@ if __package__ in (None, ""):  # run as a file: python bench/run.py
     __package__ = "bench"
 
 from . import peers as P  # noqa: E402
-from .extra import check_cost, memory_cost  # noqa: E402
-from .measure import Measurement, growth, measure, seconds, skipped  # noqa: E402
-from .report import Results, fitted_growth, load, machine, targets  # noqa: E402
+from .extra import check_cost, memory_cost, process_cost  # noqa: E402
+from .measure import Measurement, Paired, growth, measure, paired, seconds, skipped  # noqa: E402
+from .report import Results, fitted_growth, load, machine, targets, targets_18  # noqa: E402
 from .streams import BenchStream, Spec, build, human, small_session  # noqa: E402
 
 KB, MB = 1_000, 1_000_000
-MAIN = ("floor", "floor-reads", "httpx-sse", "sdk", "preview", "engine", "nodraft")
-LEAN = ("floor", "httpx-sse", "sdk", "engine")
+MAIN = ("floor", "floor-reads", "httpx-sse", "sdk", "preview", "engine", "outcome", "nodraft")
+LEAN = ("floor", "floor-reads", "httpx-sse", "sdk", "engine", "outcome")
 STAGES = ("framing", "reader", "oneread")
-OWN = ("floor", "floor-reads", "engine", "nodraft", *STAGES)
+OWN = ("floor", "floor-reads", "engine", "outcome", "nodraft", *STAGES)
 """The rows under ``own_cap``: the floor, and callscope's, whose growth is measured to 4 MB."""
 NAMES = {
     "floor": "floor (split + orjson.loads)", "httpx-sse": "httpx-sse + naive +=",
@@ -51,12 +51,13 @@ NAMES = {
     "nodraft": "callscope, no draft status", "framing": "callscope: SSE framing only",
     "reader": "callscope: framing + reader", "oneread": "callscope engine, stream as one read",
     "floor-reads": "floor fed the reads (buffer + split + orjson.loads)",
+    "outcome": "callscope engine, outcome only (push_reads: hot path, no steps)",
 }
 FUNCS: dict[str, P.Peer] = {
     "floor": P.floor, "httpx-sse": P.httpx_sse_naive, "preview": P.naive_preview,
     "engine": P.callscope_engine, "nodraft": P.callscope_no_draft,
     "framing": P.callscope_framing, "reader": P.callscope_reader, "oneread": P.callscope_one_read,
-    "floor-reads": P.floor_reads,
+    "floor-reads": P.floor_reads, "outcome": P.callscope_outcome,
 }
 
 
@@ -225,8 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--own-cap", type=float, help="the same for the floor and callscope (default 90)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", help="comma-separated: sizes, coarse, parallel, events, gemini, "
-                                       "check, memory, tui, live (the debugger under a live "
-                                       "10,000 events/s stream; only when named)")
+                                       "ratios, process, check, memory, tui, live (the debugger "
+                                       "under a live 10,000 events/s stream; only when named)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the report to FILE")
     args = parser.parse_args(argv)
     cfg = configure("quick" if args.quick else "full" if args.full else "default")
@@ -251,6 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if only is None or series.key in only:
                 run_series(series, cfg, out, results.rows.setdefault(series.key, []))
         growth_lines(results, out)
+        ratios = processes = None
+        if only is None or "ratios" in only:
+            ratios = ratio_section(cfg, out)
+        if only is None or "process" in only:
+            processes = process_section(cfg, out)
         check = memory = tui = None
         if only is None or "tui" in only:
             tui = tui_section(cfg, out)
@@ -274,6 +280,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             out(f"- peak RSS {human(memory.peak_rss)}: **{memory.ratio:.2f}x** the file (the "
                 f"interpreter with the same modules imported: {human(memory.baseline_rss)})")
         if only is None:
+            out("\n### Targets (issue 18)\n")
+            out("| target | measured | |")
+            out("|---|---|---|")
+            sdks = {p: name for p, (name, _) in P.SDKS.items() if not sdk_missing(p)}
+            for target, measured, met in targets_18(results, sdks, ratios or [], processes or [],
+                                                    check, memory, tui):
+                out(f"| {target} | {measured} | {met} |")
             out("\n### Targets (issue 7)\n")
             out("| target | measured | |")
             out("|---|---|---|")
@@ -292,7 +305,7 @@ def growth_lines(results: Results, out: Out) -> None:
     rows = results.rows.get("sizes", [])
     protocols = list(dict.fromkeys(s.protocol for s, _, _ in rows))
     lines = []
-    for peer in ("floor", "engine"):
+    for peer in ("floor", "engine", "outcome"):
         for p in protocols:
             fit = fitted_growth(results.series("sizes", peer, p))
             if fit is not None:
@@ -300,6 +313,47 @@ def growth_lines(results: Results, out: Out) -> None:
     if lines:
         out("\nGrowth per 10x of argument size, least-squares fit over the sizes above: "
             + "; ".join(lines) + ".")
+
+
+RATIO_PROTOCOLS = ("openai-responses", "openai-chat", "anthropic", "gemini-interactions",
+                   "gemini-generate")
+"""Every SSE protocol (the floor's split at blank lines is SSE's; the binary and NDJSON
+framings have no floor row here)."""
+
+
+def ratio_section(cfg: Config, out: Out) -> list[tuple[str, Paired]]:
+    """The engine's target: each protocol at 1 MB of arguments (10 KB in --quick), the engine
+    for the outcome against the floor fed the same reads, in interleaved pairs."""
+    size = 10 * KB if cfg.check_bytes < 10_000 else 1 * MB
+    out(f"\n### The engine against the floor fed the same reads, {human(size)} of arguments in "
+        "1-8 character fragments (CPU, interleaved pairs, median and spread)\n")
+    out("| protocol | outcome only (push_reads) | with every step (feed) |")
+    out("|---|---|---|")
+    rows = []
+    for protocol in RATIO_PROTOCOLS:
+        stream = _build(Spec(protocol, size), cfg.seed)
+        hot = paired(protocol, P.callscope_outcome, P.floor_reads, stream, pairs=5)
+        steps = paired(protocol, P.callscope_engine, P.floor_reads, stream, pairs=3)
+        out(f"| {protocol} | {hot.cell()} | {steps.cell()} |")
+        rows.append((protocol, hot))
+        sys.stderr.write(f"  [ratios {protocol}: done at {time.perf_counter() - STARTED:.0f} s]\n")
+    return rows
+
+
+def process_section(cfg: Config, out: Out) -> list[object]:
+    """``callscope replay FILE --summary`` as a process, start-up included, against the floor
+    as a process, in interleaved pairs (wall clock)."""
+    quick = cfg.check_bytes < 10_000
+    costs = process_cost(100 * KB if quick else 1 * MB, 20 * KB, repeats=3 if quick else 7)
+    out("\n### `callscope replay FILE --summary` as a process (wall, start-up included, "
+        "interleaved pairs)\n")
+    out("| file | replay --summary | floor process | ratio (median, spread) |")
+    out("|---|---:|---:|---:|")
+    for c in costs:
+        out(f"| {c.label}, {human(c.file_bytes)} | {seconds(sorted(c.replay)[len(c.replay) // 2])} "
+            f"| {seconds(sorted(c.floor)[len(c.floor) // 2])} | {c.ratio:.2f}x "
+            f"({c.ratios[0]:.2f}-{c.ratios[-1]:.2f}x) |")
+    return list(costs)
 
 
 def tui_section(cfg: Config, out: Out) -> object | None:
