@@ -58,16 +58,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     sources = _sources(metafunc)
     if not sources:
-        raise pytest.UsageError(
-            f"{metafunc.definition.nodeid}: callscope_session needs sessions: "
-            f"@pytest.mark.{MARKER}(FOLDER), --callscope-sessions DIR or the {MARKER} ini option")
+        pytest.fail(f"{metafunc.definition.nodeid}: callscope_session needs sessions: "
+                    f"@pytest.mark.{MARKER}(FOLDER), --callscope-sessions DIR or the {MARKER} "
+                    "ini option", pytrace=False)
     from callscope.core.sweep_files import session_files
 
     files: list[Path] = []
     for source in sources:
         if not source.exists():
-            raise pytest.UsageError(f"{metafunc.definition.nodeid}: no such session file or "
-                                    f"folder: {source}")
+            pytest.fail(f"{metafunc.definition.nodeid}: no such session file or folder: "
+                        f"{source}", pytrace=False)
         files += session_files(source)
     ids = [_id(f, sources) for f in files]
     metafunc.parametrize("callscope_session", files, ids=ids)
