@@ -381,6 +381,11 @@ def report(r: LiveLoad) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--proxy"]:  # the recording proxy under concurrent streams (issue 19)
+        from .proxy_bench import main as proxy_main
+
+        return proxy_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench.live_bench",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--rate", type=float, default=10_000, help="events a second (10,000)")

@@ -6,19 +6,19 @@ interpreter lock: 20 concurrent streams had their first byte three times later t
 (``python -m bench.proxy_bench``). So ``callscope proxy`` in the debugger runs the relay as a
 child process (``callscope proxy --headless --events``) that writes every fact to its standard
 output through :class:`EventPipe`, and the debugger reads them (:func:`read_event`) in a thread
-of its own. The relay never waits for the debugger: facts are queued and written by a writer
-thread (the pipe may be full while the screen is busy; the network is not slowed by it).
+of its own. The relay never waits for the debugger: a full pipe (the screen is busy) holds
+the facts in memory, not the network.
 
 One line per fact: ``{"e": "url"|"log"|"started"|"chunk"|"ended", ...}``; bytes in base64.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
-import queue
-import threading
+import os
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
@@ -26,7 +26,6 @@ from ..core.session import Chunk, SessionHeader, StreamEnd
 
 _HEADER_FIELDS = ("protocol", "request", "tools", "source", "recorded_at", "provenance",
                   "status", "response_headers", "extra")
-_STOP = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,35 +42,63 @@ class Event:
 
 
 class EventPipe:
-    """A :class:`~callscope.net.proxy.CaptureObserver` (and log) writing lines to ``out``."""
+    """A :class:`~callscope.net.proxy.CaptureObserver` (and log) writing lines to the file
+    descriptor ``fd`` from the relay's event loop, never blocking it: the descriptor is made
+    non-blocking, lines are gathered and written once per loop iteration, and while the pipe is
+    full (the debugger is busy) they wait in memory until the loop sees it writable. No thread:
+    a writer thread would take the interpreter lock from the relay at every wake-up."""
 
-    def __init__(self, out: IO[bytes]) -> None:
-        self._out = out
-        self._queue: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._write, name="callscope-events", daemon=True)
-        self._thread.start()
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """Set while the loop watches the descriptor for room."""
+        self._broken = False
+        os.set_blocking(fd, False)
 
     def _put(self, obj: dict[str, Any]) -> None:
-        self._queue.put(orjson.dumps(obj) + b"\n")
+        if self._broken:
+            return
+        self._buffer += orjson.dumps(obj) + b"\n"
+        if self._scheduled or self._loop is not None:
+            return
+        try:
+            asyncio.get_running_loop().call_soon(self._flush)
+            self._scheduled = True
+        except RuntimeError:  # no loop (a fact after it closed): write now
+            self._flush()
 
-    def _write(self) -> None:
-        while True:
-            lines = [self._queue.get()]
-            while not self._queue.empty() and len(lines) < 1000:  # a burst in one write
-                lines.append(self._queue.get())
-            stop = _STOP in lines
+    def _flush(self) -> None:
+        self._scheduled = False
+        while self._buffer:
             try:
-                self._out.write(b"".join(lines))
-                self._out.flush()
-            except (OSError, ValueError):
-                return  # the debugger went away: the sessions are on disk all the same
-            if stop:
+                written = os.write(self._fd, self._buffer)
+            except BlockingIOError:
+                if self._loop is None:
+                    self._loop = asyncio.get_running_loop()
+                    self._loop.add_writer(self._fd, self._writable)
                 return
+            except OSError:  # the debugger went away: the sessions are on disk all the same
+                self._broken = True
+                self._buffer.clear()
+                return
+            del self._buffer[:written]
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued, then stop the writer."""
-        self._queue.put(_STOP)
-        self._thread.join(timeout)
+    def _writable(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_writer(self._fd)
+            self._loop = None
+        self._flush()
+
+    def close(self) -> None:
+        """Write what is left, blocking (the loop has ended: the last facts are the ends of
+        the streams the stop cut)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_writer(self._fd)
+        self._loop = None
+        os.set_blocking(self._fd, True)
+        self._flush()
 
     def listening(self, url: str) -> None:
         self._put({"e": "url", "text": url})

@@ -295,3 +295,31 @@ def test_httpx_adds_no_header_the_client_did_not_send(tmp_path, upstream):
     assert not names & {"user-agent", "accept", "x-hop"}, names
     assert seen.header("x-kept") == "2" and seen.header("accept-encoding") == "identity"
 
+
+
+def test_the_debuggers_relay_speaks_json_lines_and_stops_when_its_parent_is_gone(tmp_path):
+    from callscope.net.relay_events import read_event
+
+    with serving(CHAT) as origin:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "callscope.tui.cli", "proxy", "--headless", "--events",
+             "--upstream", origin, "--dir", str(tmp_path / "c")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            first = read_event(proc.stdout.readline())
+            assert first is not None and first.kind == "url"
+            response, data, _ = post(first.text, "/v1/chat/completions")
+            events = []
+            while not any(e.kind == "ended" for e in events):
+                event = read_event(proc.stdout.readline())
+                if event is not None:
+                    events.append(event)
+            proc.stdin.close()  # the debugger died: nothing keeps the relay alive
+            assert proc.wait(timeout=10) == 0
+        finally:
+            proc.kill()
+            proc.wait()
+    started = next(e for e in events if e.kind == "started")
+    assert started.header.protocol == "openai-chat"
+    assert b"".join(e.chunk.data for e in events if e.kind == "chunk") == data
+    assert next(e for e in events if e.kind == "ended").end.kind == "clean"

@@ -407,6 +407,7 @@ def test_the_proxy_command_runs_the_debugger_and_lists_what_it_captured(serve, t
         assert b"".join(received) == DATA
         app.exit()
 
+    monkeypatch.setattr("callscope.tui.captures.SCREEN_NICENESS", 0)  # pytest keeps its priority
     monkeypatch.setattr(ProxyApp, "run", lambda self: App.run(self, headless=True, size=SIZE,
                                                              auto_pilot=agent))
     directory = tmp_path / "caps"

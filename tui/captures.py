@@ -16,6 +16,7 @@ capture opened last (escape or ``l`` comes back to the list).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -86,6 +87,8 @@ class ProxyEvent(Message):
 CaptureFact = CaptureStarted | CaptureChunk | CaptureEnded
 
 
+SCREEN_NICENESS = 10
+"""How much the debugger lowers its own priority below the relay's (``yield_cpu``)."""
 WAIT_AT_EXIT = 15.0
 """Seconds the command waits, after the app closed, for the relay to end its sessions."""
 
@@ -231,10 +234,16 @@ class ProxyApp(CallscopeApp):
     """The recording proxy with its captures list; the panes show the capture opened."""
 
     def __init__(self, upstream: str, directory: str, *, port: int = 0,
-                 timeout: float = 600.0, redact: tuple[str, ...] = ()) -> None:
+                 timeout: float = 600.0, redact: tuple[str, ...] = (),
+                 yield_cpu: bool = False) -> None:
+        """``yield_cpu``: once the relay is started, this process lowers its own scheduling
+        priority (:data:`SCREEN_NICENESS`), so on a busy machine the screen waits for a core and
+        the relayed streams do not (the command line does; tests leave it off, as it would
+        outlast the app)."""
         super().__init__([], source=directory, note="No capture open yet: l lists the captures.")
         self.upstream = check_upstream(upstream)
         self.command = relay_command(self.upstream, directory, port, timeout, redact)
+        self.yield_cpu = yield_cpu
         self.port = port
         self.url: str | None = None
         self.error: str | None = None
@@ -257,7 +266,8 @@ class ProxyApp(CallscopeApp):
     def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
         self.push_screen(self.list_screen)
         try:
-            self._relay = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
+            # Its stdin stays open while this process lives: if it dies, the relay stops too.
+            self._relay = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             self.post_message(ProxyEvent(error=f"cannot start the relay: {exc}"))
@@ -265,6 +275,9 @@ class ProxyApp(CallscopeApp):
             self._reader = threading.Thread(target=self._read_relay, args=(self._relay,),
                                             name="callscope-relay-reader", daemon=True)
             self._reader.start()
+            if self.yield_cpu and hasattr(os, "nice"):
+                with contextlib.suppress(OSError):
+                    os.nice(SCREEN_NICENESS)
         self.call_after_refresh(self._show_list)
 
     # -- the relay's pipe (a thread of its own) ----------------------------------------------
@@ -309,6 +322,9 @@ class ProxyApp(CallscopeApp):
         relay = self._relay
         if relay is None:
             return
+        if relay.stdin is not None:
+            with contextlib.suppress(OSError):
+                relay.stdin.close()
         try:
             relay.wait(timeout)
         except subprocess.TimeoutExpired:

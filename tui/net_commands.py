@@ -34,7 +34,10 @@ def _line_writer(out: TextIO) -> Callable[[str], None]:
     return write
 
 
-def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO) -> int:
+def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
+         *, until_stdin_closes: bool = False) -> int:
+    """Serve until Ctrl-C or SIGTERM (or, ``until_stdin_closes``, the end of standard input:
+    the debugger's relay stops when the debugger is gone, however it went)."""
     async def main() -> None:
         try:
             await server.start()
@@ -48,6 +51,8 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO) ->
         if task is not None:  # SIGTERM stops as Ctrl-C does: streams in flight end their sessions
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+            if until_stdin_closes:
+                _on_stdin_end(task)
         await server.serve_forever()
 
     try:
@@ -55,6 +60,23 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO) ->
     except (KeyboardInterrupt, asyncio.CancelledError):  # how a server is meant to stop
         out.write("stopped\n")
     return 0
+
+
+def _on_stdin_end(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` once standard input ends (read in a thread: it holds no lock while it
+    waits)."""
+    import sys
+    import threading
+
+    loop = asyncio.get_running_loop()
+
+    def watch() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(4096):
+                pass
+        with contextlib.suppress(RuntimeError):  # the loop already closed
+            loop.call_soon_threadsafe(task.cancel)
+    threading.Thread(target=watch, name="callscope-stdin", daemon=True).start()
 
 
 # -- serve -------------------------------------------------------------------------------------
@@ -179,7 +201,8 @@ def _proxy_events(args: argparse.Namespace) -> int:
     from ..net.proxy import RecordingProxy, make_server
     from ..net.relay_events import EventPipe
 
-    pipe = EventPipe(sys.stdout.buffer)
+    sys.stdout.flush()
+    pipe = EventPipe(sys.stdout.fileno())
     proxy = RecordingProxy(args.upstream, args.dir, timeout=args.timeout, log=pipe.log,
                            observer=pipe, redact=tuple(args.redact_header))
 
@@ -188,7 +211,7 @@ def _proxy_events(args: argparse.Namespace) -> int:
         return []
 
     try:
-        return _run(make_server(proxy, args.port), banner, io.StringIO())
+        return _run(make_server(proxy, args.port), banner, io.StringIO(), until_stdin_closes=True)
     finally:
         pipe.close()
 
@@ -199,7 +222,7 @@ def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
     from .table import inert
 
     app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout,
-                   redact=tuple(args.redact_header))
+                   redact=tuple(args.redact_header), yield_cpu=True)
     app.run()
     app.wait_relay()
     if app.error is not None:
