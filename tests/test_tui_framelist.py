@@ -156,3 +156,20 @@ async def test_the_filter_lists_only_the_matching_frames() -> None:
         await pilot.pause()
         assert listed(app) == list(range(len(app.timeline.frames)))
         assert pane.virtual_size.height == len(app.timeline.frames)
+
+
+async def test_at_80_columns_a_row_shows_the_fragment_and_the_call_it_goes_to() -> None:
+    """A narrow terminal lays the panes out two by two: the list takes more than half the width,
+    and a compact row's number and event columns leave the rest to what the frame carries."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g", *"#3", "enter")
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        assert pane.outer_size.width > 40 and pane.columns.compact
+        row = next(strip.text for strip in app.screen._compositor.render_strips()
+                   if "#3 " in strip.text and "delta" in strip.text)
+        cropped = row[:pane.outer_size.width]
+        assert '"{"" call 1 lookup_demo_v' in cropped, cropped
+        summary = cropped.split("delta ", 1)[1]
+        assert len(summary.rstrip("│▇ ")) >= 25, summary

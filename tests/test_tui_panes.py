@@ -1,4 +1,5 @@
-"""Panes you can work in: tab focuses one, z zooms it, page keys scroll it, < > resize it."""
+"""Panes you can work in: tab focuses one, z zooms it, page keys (and shift+up/down) scroll
+it, < > resize it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pathlib
 
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
+from callscope.tui.panes.frame_view import FrameDetailPane
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -18,7 +20,7 @@ def demo() -> CallscopeApp:
 async def test_focus_zoom_page_and_resize_act_on_the_focused_pane() -> None:
     app = demo()
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("end", "tab")
+        await pilot.press("end", "tab", "tab")
         await pilot.pause()
         focused = app.focused_pane()
         assert focused.id == "buffers" and focused.has_class("-pane-focused")
@@ -35,9 +37,38 @@ async def test_focus_zoom_page_and_resize_act_on_the_focused_pane() -> None:
         await pilot.press("greater_than_sign", "greater_than_sign")
         await pilot.pause()
         assert app.focused_pane().size.width > before
-        await pilot.press("shift+tab", "shift+tab")
+        await pilot.press("shift+tab", "shift+tab", "shift+tab")
         await pilot.pause()
-        assert app.focused_pane().id == "left"
+        assert app.focused_pane().id == "frames"
+        column = app.query_one("#left")
+        before = column.size.width
+        await pilot.press("greater_than_sign")  # the list widens with its column
+        await pilot.pause()
+        assert column.size.width > before
         cursor = app.cursor
         await pilot.press("pageup")
         assert app.cursor == cursor  # scrolling moves no cursor
+
+
+async def test_the_frame_detail_takes_the_focus_and_scrolls_by_keys_at_80x24() -> None:
+    app = demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g", *"#3", "enter", "tab")
+        await pilot.pause()
+        detail = app.query_one(FrameDetailPane)
+        assert app.focused_pane() is detail and detail.has_class("-pane-focused")
+        assert detail.virtual_size.height > detail.size.height  # (more than fits: it scrolls)
+        cursor = app.cursor
+        await pilot.press("pagedown")
+        await pilot.pause()
+        paged = detail.scroll_y
+        assert paged > 0 and app.cursor == cursor
+        await pilot.press("shift+down")
+        await pilot.pause()
+        assert detail.scroll_y == paged + 1
+        await pilot.press("shift+up", "shift+up")
+        await pilot.pause()
+        assert detail.scroll_y == paged - 1 and app.cursor == cursor
+        await pilot.press("z")  # zoomed, the detail is the whole screen
+        await pilot.pause()
+        assert app.screen.maximized is detail and detail.outer_size.width == 80

@@ -49,11 +49,16 @@ from .player import Player
 from .screens import PromptScreen
 from .status import status_line
 
+NARROW = 120
+"""A terminal narrower than this lays the panes out two by two, not three side by side."""
+
 
 class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, App[None]):
     """Step through a recorded stream: frames and the frame | argument buffers | decisions."""
 
     CSS_PATH = "app.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
+    """Below :data:`NARROW` cells the panes are laid out two by two (see app.tcss)."""
     TITLE = "callscope"
     COMMANDS = App.COMMANDS | {CallscopeCommands}
     BINDINGS = BINDINGS

@@ -1,5 +1,5 @@
-"""Panes you can work in: focus one (tab), scroll it (page keys), zoom it to the whole screen
-(z), widen or narrow it (< >).
+"""Panes you can work in: focus one (tab), scroll it (page keys, shift+up/down a line), zoom it
+to the whole screen (z), widen or narrow it (< >).
 
 A mixin of :class:`~.app.CallscopeApp`. The panes stay views of the one cursor and never take
 the keyboard's focus themselves (the arrow keys move the cursor everywhere); "the focused pane"
@@ -12,8 +12,10 @@ from textual.widget import Widget
 
 from .app_mixin import AppMixin
 
-PANES = ("#left", "#frames", "#buffers", "#decisions")
-"""The panes, left to right (``#left`` holds the frame list and its detail when it exists)."""
+PANES = ("#frames", "#frame-detail", "#buffers", "#decisions")
+"""The panes, in tab order: the frame list, its frame's detail, the buffers, the decisions."""
+COLUMN = "#left"
+"""The column that holds the frame list and its detail: widened or narrowed with them."""
 MIN_FR, MAX_FR = 1, 6
 
 
@@ -26,8 +28,8 @@ class PaneActions(AppMixin):
         found: list[Widget] = []
         for selector in PANES:
             hits = self.query(selector)
-            if hits and not any(w in hits.first().ancestors_with_self for w in found):
-                found.append(hits.first())  # (not a pane inside one already listed)
+            if hits:
+                found.append(hits.first())
         return found
 
     def focused_pane(self) -> Widget:
@@ -54,13 +56,23 @@ class PaneActions(AppMixin):
         setattr(pane, "ALLOW_MAXIMIZE", True)  # noqa: B010 (panes never take focus: Textual would refuse)
         self.screen.maximize(pane, container=False)
 
-    def action_page(self, direction: int) -> None:
+    def _scroller(self) -> Widget:
         pane = self.focused_pane()
-        scroller = next((w for w in (pane, *pane.query("*")) if w.allow_vertical_scroll), pane)
+        return next((w for w in (pane, *pane.query("*")) if w.allow_vertical_scroll), pane)
+
+    def action_page(self, direction: int) -> None:
+        scroller = self._scroller()
         scroller.scroll_page_down() if direction > 0 else scroller.scroll_page_up()
+
+    def action_scroll_line(self, direction: int) -> None:
+        scroller = self._scroller()
+        scroller.scroll_down() if direction > 0 else scroller.scroll_up()
 
     def action_resize_pane(self, direction: int) -> None:
         pane = self.focused_pane()
+        column = self.query(COLUMN)
+        if column and column.first() in pane.ancestors:  # (the list and its detail: their column)
+            pane = column.first()
         width = pane.styles.width
         now = int(width.value) if width is not None and width.unit.name == "FRACTION" else 1
         pane.styles.width = f"{max(MIN_FR, min(MAX_FR, now + direction))}fr"

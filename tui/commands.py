@@ -81,6 +81,8 @@ BINDINGS: list[BindingType] = [
     _b("z", "zoom", "Zoom the focused pane to the whole screen (toggle)", "zoom"),
     _b("pagedown", "page(1)", "Scroll the focused pane down a page", "page-down"),
     _b("pageup", "page(-1)", "Scroll the focused pane up a page", "page-up"),
+    _b("shift+down", "scroll_line(1)", "Scroll the focused pane down a line", "line-down"),
+    _b("shift+up", "scroll_line(-1)", "Scroll the focused pane up a line", "line-up"),
     _b("greater_than_sign", "resize_pane(1)", "Widen the focused pane", "widen"),
     _b("less_than_sign", "resize_pane(-1)", "Narrow the focused pane", "narrow"),
     _b("ctrl+s", "screenshot(None, '.')", "Save an SVG screenshot (cwd)", "screenshot"),

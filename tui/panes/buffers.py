@@ -20,9 +20,9 @@ from textual.strip import Strip
 from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
-from .folding import fold, fold_rows, render, wrap
+from .folding import render, wrap
 from .lane import Lane
-from .rows import Block, RowsView
+from .rows import Block, RowsView, Wrapped
 
 TURN_TEXT_ROWS = 6
 
@@ -89,15 +89,12 @@ def _call_line(call: CallView) -> Content:
                             (verdict, style))
 
 
-class Empty(Block):
-    key = ("empty",)
-    TEXT = "No tool call yet at this step."
+EMPTY = "No tool call yet at this step."
 
-    def rows(self, width: int) -> int:
-        return fold_rows(width, len(self.TEXT))
 
-    def render(self, width: int, view: RowsView) -> list[Strip]:
-        return fold([Content.styled(self.TEXT, "$text-muted italic")], width, view.visual_style)
+def _empty() -> Wrapped:
+    """What the pane says before any call: word-wrapped (never cut mid-word in a narrow pane)."""
+    return Wrapped(("empty",), lambda: Content.styled(EMPTY, "$text-muted italic"))
 
 
 class BuffersPane(RowsView):
@@ -140,7 +137,7 @@ class BuffersPane(RowsView):
         if len(view.calls) >= COMPACT_FROM:
             blocks.append(CallList(list(view.calls)))
         lanes = [Lane(call, self.timeline, view.k, call.key == selected) for call in view.calls]
-        blocks += lanes if lanes else [Empty()]
+        blocks += lanes if lanes else [_empty()]
         self.set_blocks(blocks)
         target = next((i for i, b in enumerate(blocks) if isinstance(b, Lane) and b.selected),
                        None) if selected else None

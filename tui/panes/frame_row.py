@@ -42,6 +42,7 @@ COMPACT = 64  # a pane narrower than this many cells lists frames compactly (Col
 SPANS = 110  # a pane narrower than this shows no offset and size columns (Columns.spans)
 PREVIEW = 40  # characters of a fragment or text shown in a row
 EVENT_MAX = 24  # cells of the event column at most (a longer event keeps its end, after …)
+COMPACT_EVENT = 10  # cells of the event column in a compact row
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,8 @@ class Columns:
     in the frame's detail)."""
     spans: bool = True
     """Offset and size shown (not in a pane of middling width: times, event, what it carries)."""
+    widest: int = 3
+    """Cells of the largest frame number (``#20``)."""
 
     @classmethod
     def of(cls, timeline: Timeline, timed: bool, event: int) -> Columns:
@@ -66,16 +69,22 @@ class Columns:
         the widest event (see :func:`event_width`)."""
         frames, total = len(timeline.frames), timeline.total_bytes
         return cls(number=max(3, len(str(frames))) + 1, offset=max(6, len(str(total))), size=6,
-                   timed=timed, event=min(max(event, 5), EVENT_MAX))
+                   timed=timed, event=min(max(event, 5), EVENT_MAX),
+                   widest=len(f"#{max(frames - 1, 0)}"))
 
     @property
     def event_cells(self) -> int:
-        """The event column's width (narrower when compact)."""
-        return min(self.event, 12) if self.compact else self.event
+        """The event column's width (narrower when compact: what a frame carries says more)."""
+        return min(self.event, COMPACT_EVENT) if self.compact else self.event
+
+    @property
+    def number_cells(self) -> int:
+        """The number column's width (when compact, as wide as the largest number only)."""
+        return self.widest if self.compact else self.number
 
     def title(self) -> str:
         """The column header, as wide as the row's columns."""
-        parts = ["#".ljust(self.number)]
+        parts = ["#".ljust(self.number_cells)]
         if self.spans and not self.compact:
             parts += ["offset".rjust(self.offset), "size".rjust(self.size)]
         if self.timed and not self.compact:
@@ -103,7 +112,7 @@ def event_width(frames: Iterable[Frame], widest: int = 0) -> int:
 def fixed(timeline: Timeline, index: int, cols: Columns) -> str:
     """The fixed columns of frame ``index`` (ours: one cell per character), event excluded."""
     frame = timeline.frames[index]
-    parts = [f"#{index}".ljust(cols.number)]
+    parts = [f"#{index}".ljust(cols.number_cells)]
     if cols.compact:
         return parts[0] + " "
     if cols.spans:
