@@ -36,11 +36,14 @@ MAX_NAMES = 64
 class HotPath:
     """One stream's hot path: the ``take`` of :meth:`~.sse.SSEDecoder.feed_hot`."""
 
-    __slots__ = ("pipeline", "_names")
+    __slots__ = ("pipeline", "_names", "_last")
 
     def __init__(self, pipeline: CallPipeline) -> None:
         self.pipeline = pipeline
         self._names: dict[bytes, str] = {}
+        self._last: tuple[bytes, str | None] = (b"\n", None)
+        """The last event name read, raw and decoded (a stream repeats one name for a run);
+        at first a name no line can hold."""
 
     def take(self, data: bytes, start: int, end: int, index: int) -> bool:
         """Read the block ``data[start:end]`` (its lines, LF-separated) as frame ``index`` if
@@ -59,15 +62,18 @@ class HotPath:
             nl = data.find(_LF, start, end)
             if nl < 0 or not data.startswith(_DATA, nl + 1) or data.find(_LF, nl + 1, end) >= 0:
                 return False
-            name = data[start + 7:nl]
-            event = self._names.get(name)
-            if event is None:
-                try:
-                    event = name.decode()
-                except UnicodeDecodeError:
-                    return False  # (the reference decodes it with replacement characters)
-                if len(self._names) < MAX_NAMES:
-                    self._names[name] = event
+            last, event = self._last
+            if nl - start - 7 != len(last) or not data.startswith(last, start + 7):
+                name = data[start + 7:nl]  # (another name than the last frame's)
+                event = self._names.get(name)
+                if event is None:
+                    try:
+                        event = name.decode()
+                    except UnicodeDecodeError:
+                        return False  # (the reference decodes it with replacement characters)
+                    if len(self._names) < MAX_NAMES:
+                        self._names[name] = event
+                self._last = (name, event)
             at = nl + 7
         else:
             return False
