@@ -34,6 +34,7 @@ async def test_expert_info_says_the_whole_turn_from_step_0_and_jumps_to_an_entry
         assert "transport reset by the peer at byte 8329" in shown
         assert "Decisions (2)" in shown and "no-terminal" in shown
         assert "missing_terminal" in shown and "The stream ended without its terminal signal." in shown
+        assert "first byte" in shown and "␊" not in shown  # (the timing's lines end as lines)
         last = len(app.timeline) - 1
         app.screen.action_jump(last)
         await pilot.pause()

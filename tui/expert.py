@@ -58,7 +58,7 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
     timing = timing_lines(timeline)
     if timing:
         parts += [Content.styled("Timing\n", "bold"),
-                  *[safe.content(line + "\n") for line in timing], "\n"]
+                  *[piece for line in timing for piece in (safe.content(line), "\n")], "\n"]
 
     decided = [(k, s.decision) for k, s in zip(timeline.by_kind["decision"], timeline.log,
                                                  strict=True)
