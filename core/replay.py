@@ -65,11 +65,14 @@ def _cut(chunks: Iterable[TimedBytes], cut_at: int | None) -> Iterator[TimedByte
 
 def rechunk(chunks: Iterable[TimedBytes], chunking: Chunking,
             cut_at: int | None = None) -> Iterator[TimedBytes]:
-    """The same bytes, split another way (each piece keeps the arrival time of its first byte)."""
-    source = _cut(chunks, cut_at)
+    """The same bytes, split another way (each piece keeps the arrival time of its first byte).
+    The recorded chunks, uncut, are the input's own iterator: no generator layer per read."""
     if chunking.mode == "recorded":
-        yield from source
-        return
+        return iter(chunks) if cut_at is None else _cut(chunks, cut_at)
+    return _rechunked(_cut(chunks, cut_at), chunking)
+
+
+def _rechunked(source: Iterator[TimedBytes], chunking: Chunking) -> Iterator[TimedBytes]:
     if chunking.mode == "whole":
         parts, first_t = [], None
         for t, data in source:

@@ -167,11 +167,19 @@ def _record(path: str, obj: Any, line: int) -> Chunk | StreamEnd:
 
 
 def _read_chunks(path: str, offset: int, header_line: int, limit: int) -> Iterator[Chunk]:
+    """The chunk lines, one generator over the file (the lines read here, as :func:`_lines`
+    reads them: no generator layer per line)."""
     with _open(path) as f:
         f.seek(offset)
         last_t = 0.0
         ended = False
-        for line, raw in _lines(path, f, header_line, limit):
+        line = header_line
+        while raw := f.readline(limit + 1):
+            line += 1
+            if len(raw) > limit:
+                raise InputError(path, f"line longer than the limit of {limit} bytes", line=line)
+            if not raw.strip():
+                continue
             if ended:
                 raise InputError(path, "data after the end line", line=line)
             try:
