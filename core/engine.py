@@ -23,7 +23,7 @@ from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
 from .fork import shallow_copy
 from .frame import Frame
-from .framing import Decoder, framing_of, new_decoder
+from .framing import Decoder, SniffingDecoder, framing_of, new_decoder
 from .gate.codes import Code
 from .harness import Decision, GateContext, decide
 from .hot_path import HotPath
@@ -299,7 +299,11 @@ class Engine:
         self.chunks = 0
         self.last_frame: Frame | None = None
         """The last frame :meth:`push` materialized (the hot path's are all terminated)."""
-        self._hot = HotPath(self.pipeline) if isinstance(self.decoder, SSEDecoder) else None
+        self._hot = HotPath(self.pipeline)
+        self._sse: SSEDecoder | None = self.decoder if isinstance(self.decoder, SSEDecoder) \
+            else None
+        """The SSE decoder the hot path feeds: the decoder, or the one a sniffing decoder chose
+        (:meth:`_sniffed`); None while the framing is not SSE or not known yet."""
 
     @property
     def state(self) -> TurnState:
@@ -342,37 +346,56 @@ class Engine:
         same turn, decisions and state, without steps; an SSE stream's commonest frames take
         the hot path (:mod:`.hot_path`) and are never materialized."""
         self.chunks += 1
-        decoder, deliver = self.decoder, self._deliver
-        if self._hot is None:
+        deliver, sse = self._deliver, self._sse
+        if sse is None:
+            decoder = self.decoder
             for frame in decoder.feed(data[:PIECE]):
                 deliver(frame)
+            sse = self._sniffed()
             for offset in range(PIECE, len(data), PIECE):  # (in pieces, as feed_lazily)
-                for frame in decoder.feed_more(data[offset:offset + PIECE]):
+                piece = data[offset:offset + PIECE]
+                if sse is not None:
+                    sse.feed_hot(piece, self._hot.take, deliver, more=True)
+                    continue
+                for frame in decoder.feed_more(piece):
                     deliver(frame)
             return
-        assert isinstance(decoder, SSEDecoder)
         take = self._hot.take
-        decoder.feed_hot(data if len(data) <= PIECE else data[:PIECE], take, deliver)
+        sse.feed_hot(data if len(data) <= PIECE else data[:PIECE], take, deliver)
         for offset in range(PIECE, len(data), PIECE):
-            decoder.feed_hot(data[offset:offset + PIECE], take, deliver, more=True)
+            sse.feed_hot(data[offset:offset + PIECE], take, deliver, more=True)
+
+    def _sniffed(self) -> SSEDecoder | None:
+        """The SSE decoder a sniffing decoder (no protocol given) chose, once it has."""
+        decoder = self.decoder
+        if isinstance(decoder, SniffingDecoder) and isinstance(decoder.inner, SSEDecoder):
+            self._sse = decoder.inner
+        return self._sse
 
     def push_reads(self, reads: Iterable[bytes]) -> None:
         """:meth:`push` each read in turn (``callscope check`` replays a session byte by
         byte): one Python call per read."""
         decoder = self.decoder
-        deliver = self._deliver
+        deliver, take = self._deliver, self._hot.take
         count = 0
-        if self._hot is not None:
-            assert isinstance(decoder, SSEDecoder)
-            feed_hot, take = decoder.feed_hot, self._hot.take
-            for data in reads:
-                count += 1
-                feed_hot(data, take, deliver)
+        reads = iter(reads)  # (two loops over it: the second goes on where the first stopped)
+        for data in reads:  # (until the framing is known to be SSE)
+            if self._sse is not None:
+                break
+            count += 1
+            for frame in decoder.feed(data):
+                deliver(frame)
+            self._sniffed()
         else:
-            for data in reads:
-                count += 1
-                for frame in decoder.feed(data):
-                    deliver(frame)
+            self.chunks += count
+            return
+        count += 1
+        assert self._sse is not None
+        feed_hot = self._sse.feed_hot
+        feed_hot(data, take, deliver)
+        for data in reads:
+            count += 1
+            feed_hot(data, take, deliver)
         self.chunks += count
 
     def _deliver(self, frame: Frame) -> None:

@@ -85,6 +85,12 @@ class SniffingDecoder:
         """The framing chosen, once a byte has come."""
 
     @property
+    def inner(self) -> Decoder | None:
+        """The decoder of the framing chosen (None before the first byte): fed directly, it
+        frames as this one would (the engine's hot path feeds an SSE one so)."""
+        return self._inner
+
+    @property
     def bytes_received(self) -> int:
         return self._inner.bytes_received if self._inner is not None else 0
 
