@@ -25,7 +25,7 @@ from ..core.replay import Chunking, TimedBytes
 from ..core.tools import ToolSet, read_tools_file, tools_from_request
 
 DEMO_SESSION = "demo.jsonl"
-COMMANDS = ("replay", "check", "import", "open", "serve", "live", "proxy")
+COMMANDS = ("replay", "check", "import", "open", "diff", "serve", "live", "proxy")
 
 
 def sessions_dir() -> Path:
@@ -205,6 +205,28 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         out.write(report.verdict() + note + "\n")
         failed += not report.ok
     return 2 if broken else 1 if failed else 0
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 1 when the calls differ (endings alone are said, exit 0); ``--open`` shows them."""
+    from ..core.diff import diff, read_side
+
+    override = load_tools(args.tools)
+    sides = []
+    for path in (args.a, args.b):
+        loaded = LoadedInput(path)
+        sides.append(read_side(path, loaded.held(args.max_session_bytes),
+                               protocol=protocol_for(loaded, args.protocol),
+                               tools=toolset_for(loaded, override), end=loaded.session.end))
+    report = diff(*sides, ignore_ids=args.ignore_ids)
+    if args.open:
+        from .diff_view import DiffApp
+
+        DiffApp(report).run()
+    else:
+        for line in report.lines():
+            out.write(line + "\n")
+    return 1 if report.calls_differ else 0
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
@@ -395,6 +417,14 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--tools", metavar="FILE", help="tool definitions the session carries (a JSON list)")
     p.add_argument("--provenance", help="where the capture came from (kept in the header)")
 
+    p = sub.add_parser("diff", help="compare two recordings call by call (exit 1 when they differ)")
+    p.add_argument("a", metavar="A")
+    p.add_argument("b", metavar="B")
+    p.add_argument("--ignore-ids", action="store_true",
+                   help="do not compare call ids (a gateway that rewrites them)")
+    p.add_argument("--open", action="store_true", help="show them side by side in the debugger")
+    common(p)
+
     p = sub.add_parser("open", help="open the debugger (the default command)")
     p.add_argument("input", nargs="?", metavar="INPUT")
     p.add_argument("--keymap", metavar="FILE", help='remap keys: JSON {"callscope.cut": "ctrl+x"}')
@@ -407,7 +437,8 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-HANDLERS = {"replay": cmd_replay, "check": cmd_check, "import": cmd_import, "open": cmd_open}
+HANDLERS = {"replay": cmd_replay, "check": cmd_check, "import": cmd_import, "open": cmd_open,
+            "diff": cmd_diff}
 
 
 def _handler(command: str) -> Any:
