@@ -72,3 +72,17 @@ async def test_the_frame_detail_takes_the_focus_and_scrolls_by_keys_at_80x24() -
         await pilot.press("z")  # zoomed, the detail is the whole screen
         await pilot.pause()
         assert app.screen.maximized is detail and detail.outer_size.width == 80
+
+
+async def test_the_status_line_wraps_at_words_in_a_narrow_terminal() -> None:
+    app = demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        status = app.query_one("#status")
+        rows = [strip.text.rstrip() for strip in app.screen._compositor.render_strips()][
+            :status.outer_size.height]
+        assert status.outer_size.height >= 2
+        said = " ".join(row.strip() for row in rows)
+        for piece in ("step 127 of 128", "frame #20 of 21", "8329/8329 B", "chunking recorded"):
+            assert piece in said, rows  # (no piece cut at the edge)

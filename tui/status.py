@@ -7,6 +7,7 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from textual.content import Content
+from textual.widgets import Static
 
 from ..core.timeline import Timeline, View
 from . import safe
@@ -56,6 +57,26 @@ def status_line(app: CallscopeApp, view: View) -> Content:
                   safe.content(safe.short(app.note, 200), "italic $text-muted"),
                   *(source if not inline else ())]
     return Content.assemble(*parts)
+
+
+MAX_ROWS = 3
+"""Rows the status line may take in a narrow terminal (it wraps at words, never cut)."""
+
+
+def show_status(status: Static, line: Content) -> None:
+    """Put ``line`` in the status widget, as many rows tall as it wraps to at its width (a
+    layout only when that changes: most moves keep the height)."""
+    # (before the first layout: the screen's width, less the status line's padding)
+    width = status.content_region.width or status.app.size.width - status.styles.gutter.width
+    if width <= 0:
+        status.update(line)
+        return
+    rows = min(MAX_ROWS, max(1, len(line.wrap(width))))
+    if status.styles.height is None or status.styles.height.value != rows:
+        status.styles.height = rows
+        status.update(line)
+    else:
+        status.update(line, layout=False)
 
 
 def _match_count(app: CallscopeApp, view: View) -> str:
