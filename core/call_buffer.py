@@ -11,27 +11,19 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from .events import Anomaly, ArgumentPiece, TextOrigin
 from .fork import shallow_copy
+from .fragments import Fragment, Fragments
 from .jsonprefix import Draft, JsonPrefixChecker
 
-
-class Fragment(NamedTuple):
-    """One fragment's place in its call's text (a named tuple: one is made per fragment)."""
-
-    frame: int | None
-    start: int
-    """Character offset of the fragment in the call's text."""
-    end: int
-    draft: Draft
-    """The draft status once this fragment was added."""
+__all__ = ["CallBuffer", "Fragment", "Fragments"]
 
 
-_new = tuple.__new__
-"""Builds a :class:`Fragment` without the named tuple's generated ``__new__`` (a Python lambda
-around this call): half the cost, once per fragment."""
+BLOCK = 256
+"""Fragments joined into one string once this many are pending: the text costs its characters
+and a string per block, not a string object per fragment (~50 bytes each)."""
 
 
 @dataclass
@@ -49,7 +41,7 @@ class CallBuffer:
     cut_why: str | None = None
     """Why the call ended without the provider vouching that it is whole (see
     :class:`~.events.CallCut`): the gate refuses it as truncated."""
-    fragments: list[Fragment] = field(default_factory=list)
+    fragments: Fragments = field(default_factory=Fragments)
     pieces: list[ArgumentPiece] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
     disputed: Anomaly | None = None
@@ -57,6 +49,8 @@ class CallBuffer:
     anomaly caps: the gate refuses the call."""
     byte_length: int = 0
     _parts: list[str] = field(default_factory=list, repr=False)
+    _joined: int = field(default=0, repr=False)
+    """How many of ``_parts`` (from the first) are blocks already joined."""
     length: int = 0
     """Characters of argument text so far (a field, not a property: read once per event)."""
     _checker: JsonPrefixChecker = field(default_factory=JsonPrefixChecker, repr=False)
@@ -66,13 +60,14 @@ class CallBuffer:
         """The whole argument text (joined once, then cached as a single part)."""
         if len(self._parts) > 1:
             self._parts[:] = ["".join(self._parts)]
+            self._joined = 1
         return self._parts[0] if self._parts else ""
 
     @property
     def draft(self) -> Draft:
         # Every change of the text appends a fragment that records the status: no recomputation.
         fragments = self.fragments
-        return fragments[-1].draft if fragments else self._checker.status
+        return fragments.last_draft if fragments else self._checker.status
 
     @property
     def max_depth(self) -> int:
@@ -89,7 +84,7 @@ class CallBuffer:
         boundary: the lists are copied, their items (immutable fragments, strings, events) are
         shared, so a fork costs C-speed list copies instead of a walk over every object."""
         twin = shallow_copy(self)
-        twin.fragments = list(self.fragments)
+        twin.fragments = self.fragments.copy()
         twin.pieces = list(self.pieces)
         twin.anomalies = list(self.anomalies)
         twin._parts = list(self._parts)
@@ -99,19 +94,24 @@ class CallBuffer:
     def append(self, frame: int | None, fragment: str) -> Draft:
         """Add a fragment; return the draft status it leaves."""
         start = self.length
-        self._parts.append(fragment)
+        parts = self._parts
+        parts.append(fragment)
+        if len(parts) - self._joined > BLOCK:
+            parts[self._joined:] = ["".join(parts[self._joined:])]
+            self._joined += 1
         self.length = end = start + len(fragment)
         self.byte_length += (len(fragment) if fragment.isascii()
                              else len(fragment.encode("utf-8", "surrogatepass")))
         draft = self._checker.feed(fragment)
-        self.fragments.append(_new(Fragment, (frame, start, end, draft)))
+        self.fragments.append(frame, start, end, draft)
         return draft
 
     def replace(self, frame: int | None, text: str, origin: TextOrigin) -> None:
         """Protocols that send objects set the whole text at once."""
         self._parts = [text]
+        self._joined = 1
         self.length = len(text)
         self.byte_length = len(text.encode("utf-8", "surrogatepass"))
         self._checker = JsonPrefixChecker()
         self.origin = origin
-        self.fragments.append(Fragment(frame, 0, self.length, self._checker.feed(text)))
+        self.fragments.append(frame, 0, self.length, self._checker.feed(text))

@@ -231,7 +231,7 @@ class CallPipeline:
                 # only before the terminal signal, so the call is still waiting).
                 call = state.append_fragment(event)
                 if call is not None:
-                    draft = call.fragments[-1].draft  # (call.draft, without the property)
+                    draft = call.fragments.last_draft  # (call.draft, without the property)
                     out.append(_new(CallStep, (event, call.length, draft, None, ())))
                     if self._drafts.get(call.key) is not draft:
                         self._wait(call, event.frame, out)  # the draft status changed

@@ -1,0 +1,99 @@
+"""A call's fragments as columns: the sequence of :class:`Fragment` records a call buffer keeps.
+
+A long session has a fragment per argument delta, hundreds of thousands of them: as named tuples
+(and their integers) each cost about 160 bytes, so a 105 MB session replayed for its summary
+held more memory in fragment records than the file's size. Here a fragment is three machine
+words and a byte in typed arrays (frame, start, end, draft status), and a :class:`Fragment` is
+made again, equal to the one appended, when asked for.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple, overload
+
+from .jsonprefix import Draft
+
+
+class Fragment(NamedTuple):
+    """One fragment's place in its call's text."""
+
+    frame: int | None
+    start: int
+    """Character offset of the fragment in the call's text."""
+    end: int
+    draft: Draft
+    """The draft status once this fragment was added."""
+
+
+DRAFTS = tuple(Draft)
+_CODE = {draft: n for n, draft in enumerate(DRAFTS)}
+_NO_FRAME = -1
+"""A fragment without a frame (frame indexes are never negative)."""
+
+
+class Fragments(Sequence[Fragment]):
+    """Append-only columns of fragments; item ``i`` is fragment ``i`` as a :class:`Fragment`."""
+
+    __slots__ = ("_frames", "_starts", "_ends", "_drafts")
+
+    def __init__(self) -> None:
+        self._frames: array[int] = array("q")
+        self._starts: array[int] = array("q")
+        self._ends: array[int] = array("q")
+        self._drafts = bytearray()
+
+    def append(self, frame: int | None, start: int, end: int, draft: Draft) -> None:
+        self._frames.append(_NO_FRAME if frame is None else frame)
+        self._starts.append(start)
+        self._ends.append(end)
+        self._drafts.append(_CODE[draft])
+
+    def copy(self) -> Fragments:
+        twin = Fragments.__new__(Fragments)
+        twin._frames, twin._starts = array("q", self._frames), array("q", self._starts)
+        twin._ends, twin._drafts = array("q", self._ends), bytearray(self._drafts)
+        return twin
+
+    @property
+    def last_draft(self) -> Draft:
+        """The draft status the last fragment left (there must be one)."""
+        return DRAFTS[self._drafts[-1]]
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _item(self, i: int) -> Fragment:
+        frame = self._frames[i]
+        return Fragment(None if frame == _NO_FRAME else frame, self._starts[i], self._ends[i],
+                        DRAFTS[self._drafts[i]])
+
+    @overload
+    def __getitem__(self, index: int) -> Fragment: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Fragment]: ...
+
+    def __getitem__(self, index: int | slice) -> Fragment | list[Fragment]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("fragment index out of range")
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[Fragment]:
+        for frame, start, end, draft in zip(self._frames, self._starts, self._ends, self._drafts,
+                                            strict=True):
+            yield Fragment(None if frame == _NO_FRAME else frame, start, end, DRAFTS[draft])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Fragments):
+            return (self._ends == other._ends and self._starts == other._starts
+                    and self._frames == other._frames and self._drafts == other._drafts)
+        return isinstance(other, list) and list(self) == other
+
+    def __repr__(self) -> str:
+        return f"Fragments({list(self)!r})"
