@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from .errors import CallscopeError
-from .framing import decode_all
+from .framing import decode_all, framing_of
 from .replay import TimedBytes
 
 
@@ -196,6 +196,9 @@ def quirk(name: str, protocol: str | None) -> Quirk:
     if found.protocols is not None and protocol not in found.protocols:
         raise QuirkError(f"quirk {name!r} rewrites {', '.join(found.protocols)} streams, "
                          f"not {protocol}")
+    if found.protocols is None and framing_of(protocol) != "sse":
+        raise QuirkError(f"quirk {name!r} rewrites Server-Sent Events; {protocol} streams are "
+                         f"framed as {framing_of(protocol)}")
     return found
 
 

@@ -29,6 +29,7 @@ from ..core.providers import SPECS
 from ..core.replay import Chunking, TimedBytes, rechunk
 from ..core.session import Session, StreamEnd, redact_url
 from .http1 import HTTPServer, Request, Responder
+from .serve_quirks import QuirkError, known_quirk, quirked
 
 FAULT_HEADER = "x-callscope-fault"
 FAULT_PARAM = "callscope-fault"
@@ -77,6 +78,8 @@ class Faults:
     """The body of that answer (default: a provider-shaped error JSON)."""
     session: str | None = None
     """Which loaded session to stream (index, file name or stem)."""
+    quirk: str | None = None
+    """A quirk profile the stream is rewritten by first (:mod:`.serve_quirks`)."""
 
     def merged(self, other: Faults) -> Faults:
         """These faults with every field ``other`` sets overriding them."""
@@ -117,11 +120,11 @@ def parse_faults(spec: str) -> Faults:
             values[_INT_KEYS[key]] = _number(key, value, int)
         elif key in _FLOAT_KEYS:
             values[_FLOAT_KEYS[key]] = _number(key, value, float)
-        elif key == "session":
-            values["session"] = value
+        elif key in ("session", "quirk"):
+            values[key] = value
         else:
             raise FaultError(f"unknown fault {key!r} (cut, frames, end, reset, stall, hold, "
-                             "chunk, delay, speed, rate, status, body, session)")
+                             "chunk, delay, speed, rate, status, body, session, quirk)")
     return check_faults(Faults(**values))
 
 
@@ -150,6 +153,8 @@ def check_faults(faults: Faults) -> Faults:
         raise FaultError("status must be an HTTP error status (4xx/5xx)")
     if faults.end is not None and faults.end not in ENDINGS:
         raise FaultError(f"end: one of {', '.join(sorted(ENDINGS))}")
+    if faults.quirk is not None and (why := known_quirk(faults.quirk)):
+        raise FaultError(why)
     return faults
 
 
@@ -284,6 +289,13 @@ class Emulator:
         session = self.pick(protocol, name)
         if session is None:
             await self._no_session(out, where, protocol, name)
+            return
+        try:
+            session = quirked(session, faults.quirk)
+        except QuirkError as exc:
+            self.log(f"{where} -> 400 ({exc})")
+            await _json(out, 400, {"error": {"message": f"callscope serve: {exc}",
+                                             "type": "invalid_request_error"}})
             return
         result = "stopped"  # what the log says if the server is closed mid-stream
         try:

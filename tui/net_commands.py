@@ -86,7 +86,7 @@ def serve_faults(args: argparse.Namespace) -> Any:
 
     flags = Faults(cut=args.cut, frames=args.frames, end=args.end, hold=args.hold,
                    chunk=args.chunk, delay=args.delay, speed=args.speed, rate=args.rate,
-                   status=args.status, body=args.error_body)
+                   status=args.status, body=args.error_body, quirk=args.quirk)
     spec = parse_faults(args.fault) if args.fault else Faults()
     return check_faults(spec.merged(flags))
 
@@ -280,6 +280,8 @@ def add_commands(sub: Any) -> None:
                    help="N SSE events a second (replaces the recorded timing)")
     p.add_argument("--status", type=_count, metavar="CODE", help="answer with an HTTP error")
     p.add_argument("--error-body", metavar="TEXT", help="the body of that error")
+    p.add_argument("--quirk", metavar="NAME", help="rewrite each stream into a shape a real "
+                   "system sends (README: the quirk list; per request: quirk=NAME)")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("live", help="send one streaming request, read and record it")
