@@ -26,10 +26,10 @@ import orjson
 from ..core.redact import redact_headers
 from ..core.session import Chunk, SessionHeader, StreamEnd, redact_url, save_session
 from ..core.session import redact_header as redacted_header  # what the writer puts on disk
+from .capture_rules import protocol_for_path, request_record
 from .http1 import HTTPServer, Request, Responder
 from .live import transport_end
 from .relay import Relay, named_in_connection, wants_stream
-from .serve import protocol_for_path
 
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
@@ -40,19 +40,6 @@ HOP_BY_HOP = frozenset({
 proxy asks for ``Accept-Encoding: identity``, so the recorded bytes are the stream itself)."""
 _INVENTED = ("user-agent", "accept", "connection")
 """Headers httpx adds to every request; the upstream sees them only if the client sent them."""
-def _request_record(request: Request, url: str, also: tuple[str, ...]) -> dict[str, Any]:
-    """The request as the session keeps it: the names ``--redact-header`` adds are redacted
-    here, the built-in ones (:func:`~callscope.core.redact.secret_name`) by the writer too."""
-    record: dict[str, Any] = {"method": request.method, "url": redact_url(url, also),
-                              "headers": redact_headers(request.headers, also)}
-    if request.body:
-        try:
-            record["body"] = orjson.loads(request.body)
-        except orjson.JSONDecodeError:
-            record["body_text"] = request.body.decode("utf-8", "replace")
-    return record
-
-
 class CaptureObserver(Protocol):
     """What a UI hears about each capture, from the proxy's event loop, in order: ``started``
     once (with the header as it is written to disk, secrets redacted), ``chunk`` for each read
@@ -155,7 +142,8 @@ class RecordingProxy:
             return SessionHeader(
                 protocol=protocol, source="proxy", recorded_at=recorded_at,
                 provenance=f"callscope proxy, upstream {redact_url(self.upstream)}",
-                request=_request_record(request, url, self.redact),
+                request=request_record(request.method, url, request.headers, request.body,
+                                       self.redact),
                 status=response.status_code if response is not None else None,
                 response_headers=redact_headers(response.headers.multi_items(), self.redact)
                 if response is not None else None, extra=extra)

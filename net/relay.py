@@ -22,10 +22,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import orjson
 
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd
 from ..core.session import redact_header as redacted_header  # what the writer puts on disk
+from .capture_rules import DECODABLE, is_stream
+from .capture_rules import wants_stream as asked_for_stream
 from .http1 import Request, Responder
 from .live import MAX_ERROR_BODY, transport_end
 
@@ -34,12 +35,9 @@ if TYPE_CHECKING:
 
 CLOSE_GRACE = 0.5
 """Seconds the upstream body is still read and recorded after the client closed."""
-STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/vnd.amazon.eventstream")
-"""Response content types recorded as streams (SSE, Ollama's NDJSON, AWS's event stream)."""
 RESPONSE_DROP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
                            "proxy-authenticate", "proxy-connection", "trailer", "upgrade"})
 """Response headers not relayed as they are (h11 frames the body for the client)."""
-DECODABLE = ("gzip", "x-gzip", "deflate")
 CLOSED_EARLY = ("the client closed the connection before the body's last chunk; the upstream "
                 "ended the body cleanly")
 STOPPED = "the proxy stopped while the response was streaming"
@@ -55,14 +53,7 @@ def named_in_connection(headers: list[tuple[str, str]]) -> set[str]:
 
 def wants_stream(request: Request) -> bool:
     """Whether the client asked for a stream (so an error answer is worth a session too)."""
-    if ":streamGenerateContent" in request.path or request.path.endswith("-stream") or (
-            "text/event-stream" in (request.header("accept") or "")):
-        return True
-    try:
-        body = orjson.loads(request.body) if request.body else None
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(body, dict) and body.get("stream") is True
+    return asked_for_stream(request.path, request.header("accept"), request.body)
 
 
 def decoded_path(path: str) -> str:
@@ -100,7 +91,7 @@ class Relay:
             self.proxy.log(f"{shown} -> {status}")
             return
         content_type = response.headers.get("content-type", "")
-        recorded = content_type.lower().startswith(STREAM_TYPES) or (
+        recorded = is_stream(content_type) or (
             status >= 400 and wants_stream(self.request))
         if recorded:
             self._open(self.proxy.session_path(self.protocol))

@@ -28,6 +28,7 @@ from ..core.framing import decode_all, framing_of
 from ..core.providers import SPECS
 from ..core.replay import Chunking, TimedBytes, rechunk
 from ..core.session import Session, StreamEnd, redact_url
+from .capture_rules import protocol_for_path
 from .http1 import HTTPServer, Request, Responder
 from .serve_quirks import QuirkError, known_quirk, quirked
 
@@ -37,10 +38,6 @@ SESSION_HEADER = "x-callscope-session"
 SESSION_PARAM = "callscope-session"
 DEFAULT_HOLD = 300.0
 """Seconds a stalled stream stays open (or until the client gives up)."""
-
-ENDPOINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(spec.route), spec.name) for spec in SPECS.values())
-"""Matched against the end of the path, so a gateway prefix (``/openai/v1/...``) still works."""
 
 ENDINGS = frozenset({"clean", "close", "reset", "stall"})
 _RECORDED_ENDINGS = {"clean": "clean", "reset": "reset", "cut": "close", "timeout": "stall",
@@ -211,13 +208,6 @@ def load(path: str, session: Session | None = None) -> Loaded:
         if name.lower() == "content-type" and value.lower().startswith(content_type):
             content_type = value
     return Loaded(os.path.basename(path), protocol, chunks, session.end, content_type)
-
-
-def protocol_for_path(path: str) -> str | None:
-    for pattern, protocol in ENDPOINTS:
-        if pattern.search(path):
-            return protocol
-    return None
 
 
 def _stem(name: str) -> str:

@@ -1,0 +1,65 @@
+"""What a recorder (the proxy, the mitmproxy addon) records and how it names it: the rules both
+share, free of any HTTP library so that mitmproxy's environment can load them.
+
+* :func:`protocol_for_path`: the protocol an endpoint speaks (each spec's route, matched against
+  the end of the path, so a gateway prefix such as ``/openai/v1/...`` still works).
+* :data:`STREAM_TYPES`, :func:`wants_stream`: a response is recorded when it is a stream, or an
+  HTTP error answering a request that asked for one.
+* :func:`request_record`: the request as a session keeps it, credentials redacted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from ..core.providers import SPECS
+from ..core.redact import redact_headers, redact_url
+
+ENDPOINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(spec.route), spec.name) for spec in SPECS.values())
+STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/vnd.amazon.eventstream")
+"""Response content types recorded as streams (SSE, Ollama's NDJSON, AWS's event stream)."""
+DECODABLE = ("gzip", "x-gzip", "deflate")
+"""Content codings a recorder decodes into a second session beside the raw one."""
+
+
+def protocol_for_path(path: str) -> str | None:
+    for pattern, protocol in ENDPOINTS:
+        if pattern.search(path):
+            return protocol
+    return None
+
+
+def is_stream(content_type: str) -> bool:
+    return content_type.strip().lower().startswith(STREAM_TYPES)
+
+
+def wants_stream(path: str, accept: str | None, body: bytes) -> bool:
+    """Whether a request asked for a stream (so an error answer is worth a session too)."""
+    if ":streamGenerateContent" in path or path.endswith("-stream") or (
+            "text/event-stream" in (accept or "")):
+        return True
+    try:
+        parsed = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(parsed, dict) and parsed.get("stream") is True
+
+
+def request_record(method: str, url: str, headers: Iterable[tuple[str, str]], body: bytes,
+                   also: Iterable[str] = ()) -> dict[str, Any]:
+    """The request as the session keeps it: ``also`` (``--redact-header``) redacted here, the
+    built-in names (:func:`~callscope.core.redact.secret_name`) here and by the writer too."""
+    also = tuple(also)
+    record: dict[str, Any] = {"method": method, "url": redact_url(url, also),
+                              "headers": redact_headers(list(headers), also)}
+    if body:
+        try:
+            record["body"] = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            record["body_text"] = body.decode("utf-8", "replace")
+    return record
