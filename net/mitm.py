@@ -3,9 +3,10 @@
 For users who already run mitmproxy, or need what ``callscope proxy`` does not do (forward
 mode with TLS interception, HTTP/2, many hosts)::
 
-    mitmdump -s "$(python -m callscope.net.mitm)" --set callscope_dir=captures
+    mitmdump -s "$(python -c 'import callscope.net.mitm as m; print(m.__file__)')" \
+        --set callscope_dir=captures
 
-(``python -m callscope.net.mitm`` prints this file's path.) Options: ``callscope_dir`` (where
+Options: ``callscope_dir`` (where
 sessions go, default ``captures``) and ``callscope_redact`` (more header and query parameter
 names to redact, comma-separated; credentials by name pattern always are).
 
@@ -167,6 +168,3 @@ class CallscopeAddon:
 
 addons = [CallscopeAddon()]
 """What ``mitmdump -s`` loads."""
-
-if __name__ == "__main__":
-    print(os.path.abspath(__file__))
