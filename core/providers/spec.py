@@ -62,6 +62,11 @@ class LiveShape:
     tool_group: str | None = None
     """When set, the converted tools go together, after any others, in one entry under this
     key (Gemini's ``functionDeclarations``)."""
+    system: Callable[[dict[str, Any], str], None] | None = None
+    """Puts a system prompt into a body (``live --system``); None: not offered for it."""
+    tool_choice: Callable[[str], tuple[str, Any]] | None = None
+    """``auto``, ``none``, ``required`` or a tool's name -> (body member, value), in the
+    provider's words (``live --tool-choice``); None: not offered for it."""
 
 
 def bearer(key: str) -> dict[str, str]:

@@ -75,6 +75,18 @@ def body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
             "messages": [{"role": "user", "content": prompt}]}
 
 
+def system(body: dict[str, Any], text: str) -> None:
+    body["system"] = text
+
+
+def tool_choice(choice: str) -> tuple[str, Any]:
+    """``{"type": auto|none|any|tool}``: Anthropic's ``any`` is what others call required."""
+    kinds = {"auto": "auto", "none": "none", "required": "any"}
+    if choice in kinds:
+        return "tool_choice", {"type": kinds[choice]}
+    return "tool_choice", {"type": "tool", "name": choice}
+
+
 def tool(plain: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     return {**plain, "input_schema": schema}
 
@@ -90,6 +102,6 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     error_headers=error_headers,
     live=LiveShape(("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
-                   "/v1/messages", auth, body, tool),
+                   "/v1/messages", auth, body, tool, system=system, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_anthropic", b"\n", "claude-sonnet-4-20250514", ""),
 )

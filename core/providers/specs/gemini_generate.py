@@ -75,6 +75,18 @@ def body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
     return {"contents": [{"role": "user", "parts": [{"text": prompt}]}]}
 
 
+def system_instruction(body: dict[str, Any], text: str) -> None:
+    body["systemInstruction"] = {"parts": [{"text": text}]}
+
+
+def tool_config(choice: str) -> tuple[str, Any]:
+    """``functionCallingConfig.mode`` AUTO, NONE or ANY; a name is ANY limited to it."""
+    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+    if choice in modes:
+        return "toolConfig", {"functionCallingConfig": {"mode": modes[choice]}}
+    return "toolConfig", {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [choice]}}
+
+
 def tool(plain: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     return {**plain, "parameters": schema}
 
@@ -90,7 +102,8 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     live=LiveShape(GEMINI_KEYS, GEMINI_BASE_ENV, GEMINI_BASE,
                    "/v1beta/models/{model}:streamGenerateContent?alt=sse", google_auth, body, tool,
-                   tool_group="functionDeclarations"),
+                   tool_group="functionDeclarations", system=system_instruction,
+                   tool_choice=tool_config),
     # Google frames end in CRLF CRLF (PROTOCOLS.md §0).
     synthetic=Synthetic("synth_wire:encode_generate", b"\r\n", "gemini-2.5-flash", ""),
     stream_query=("alt", "sse"),

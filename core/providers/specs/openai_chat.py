@@ -28,6 +28,17 @@ STOP_REASONS: dict[str, StopVerdict] = {
 }
 
 
+def system(body: dict[str, Any], text: str) -> None:
+    body["messages"].insert(0, {"role": "system", "content": text})
+
+
+def tool_choice(choice: str) -> tuple[str, Any]:
+    """``auto``/``none``/``required``, or ``{"type": "function", "function": {"name"}}``."""
+    if choice in ("auto", "none", "required"):
+        return "tool_choice", choice
+    return "tool_choice", {"type": "function", "function": {"name": choice}}
+
+
 def body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
     return {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True,
             "stream_options": {"include_usage": True}}
@@ -48,6 +59,6 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     error_headers=error_headers,
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/chat/completions", bearer, body,
-                   tool),
+                   tool, system=system, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_chat", b"\n", "gpt-4o-2024-08-06", "{}"),
 )

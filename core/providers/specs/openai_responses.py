@@ -44,6 +44,17 @@ STOP_REASONS: dict[str, StopVerdict] = {
 }
 
 
+def instructions(body: dict[str, Any], text: str) -> None:
+    body["instructions"] = text
+
+
+def tool_choice(choice: str) -> tuple[str, Any]:
+    """``auto``/``none``/``required``, or ``{"type": "function", "name"}`` (flat, unlike Chat)."""
+    if choice in ("auto", "none", "required"):
+        return "tool_choice", choice
+    return "tool_choice", {"type": "function", "name": choice}
+
+
 ERRORS = {
     # OpenAI's error codes page (platform.openai.com/docs/guides/error-codes), in its words.
     400: ErrorShape("invalid_request_error", "callscope emulated HTTP 400: invalid request."),
@@ -87,6 +98,6 @@ SPEC = ProtocolSpec(
     error_body=error_body,
     error_headers=error_headers,
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/responses", bearer, input_body,
-                   function_tool),
+                   function_tool, system=instructions, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_responses", b"\n", "gpt-5-2025-08-07", "{}"),
 )
