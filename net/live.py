@@ -17,7 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -49,7 +49,21 @@ PROVIDERS: dict[str, LiveShape] = {
 """Keyed by protocol name: each protocol's request shape, as its spec declares it."""
 
 ALIASES = {"openai": "openai-responses", "gemini": "gemini-generate", "google": "gemini-generate"}
-PROVIDER_NAMES = (*PROVIDERS, *ALIASES)
+_CHAT = SPECS["openai-chat"].live
+AZURE_API_VERSION = "2024-10-21"
+"""The ``api-version`` an Azure request names unless ``--api-version`` or ``OPENAI_API_VERSION``
+(the variable the openai SDK's ``AzureOpenAI`` reads) says another."""
+VARIANTS: dict[str, tuple[str, LiveShape]] = {
+    # Azure OpenAI: Chat Completions at a deployment (``--model`` names it), ``api-key`` auth,
+    # the resource's endpoint from AZURE_OPENAI_ENDPOINT (as the SDK reads it).
+    "azure": ("openai-chat", LiveShape(
+        ("AZURE_OPENAI_API_KEY",), "AZURE_OPENAI_ENDPOINT", "",
+        "/openai/deployments/{model}/chat/completions?api-version={api_version}",
+        lambda key: {"api-key": key}, _CHAT.body, _CHAT.tool, system=_CHAT.system,
+        tool_choice=_CHAT.tool_choice)),
+}
+"""Providers that speak a registered protocol with a request shape of their own."""
+PROVIDER_NAMES = (*PROVIDERS, *ALIASES, *VARIANTS)
 
 
 @dataclass(frozen=True)
@@ -89,26 +103,65 @@ def shape_tools(protocol: str, tools: list[Any]) -> list[Any]:
     return out
 
 
-def build_request(provider: str, model: str, prompt: str, *, tools: list[Any] | None = None,
-                  base_url: str | None = None, env: Mapping[str, str] | None = None,
-                  max_tokens: int = 1024) -> LiveRequest:
-    """The streaming request for ``provider`` (a protocol name or an alias). Raises
-    :class:`MissingKey` when no API key variable is set."""
-    env = os.environ if env is None else env
+def provider_shape(provider: str) -> tuple[str, LiveShape]:
+    """(protocol, request shape) of a ``--provider`` name."""
+    if provider in VARIANTS:
+        return VARIANTS[provider]
     protocol = ALIASES.get(provider, provider)
     shape = PROVIDERS.get(protocol)
     if shape is None:
         raise CallscopeError(f"unknown provider {provider!r} (one of: {', '.join(PROVIDER_NAMES)})")
+    return protocol, shape
+
+
+def api_key(protocol: str, shape: LiveShape, env: Mapping[str, str]) -> str:
     key = next((env[name] for name in shape.key_env if env.get(name)), None)
     if key is None:
         raise MissingKey(f"no API key for {protocol}: set {' or '.join(shape.key_env)}")
+    return key
+
+
+def with_headers(headers: dict[str, str], extra: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``headers`` with each of ``extra`` set (replacing a header of the same name, any case)."""
+    out = dict(headers)
+    for name, value in extra:
+        for old in [k for k in out if k.lower() == name.lower()]:
+            del out[old]
+        out[name] = value
+    return out
+
+
+def build_request(provider: str, model: str, prompt: str, *, tools: list[Any] | None = None,
+                  base_url: str | None = None, env: Mapping[str, str] | None = None,
+                  max_tokens: int = 1024, system: str | None = None,
+                  tool_choice: str | None = None, headers: Iterable[tuple[str, str]] = (),
+                  api_version: str | None = None) -> LiveRequest:
+    """The streaming request for ``provider`` (a protocol name, an alias or a variant such as
+    ``azure``). ``headers`` are added last (gateways, fault headers). Raises
+    :class:`MissingKey` when no API key variable is set."""
+    env = os.environ if env is None else env
+    protocol, shape = provider_shape(provider)
+    key = api_key(protocol, shape, env)
     base = (base_url or env.get(shape.base_env) or shape.default_base).rstrip("/")
+    if not base:
+        raise CallscopeError(f"no base URL for {provider}: set {shape.base_env} or --base-url")
     shaped = shape_tools(protocol, list(tools or []))
-    headers = {**shape.auth(key), "content-type": "application/json",
-               "accept": "text/event-stream", "accept-encoding": "identity"}
+    sent = with_headers({**shape.auth(key), "content-type": "application/json",
+                         "accept": "text/event-stream", "accept-encoding": "identity"}, headers)
     body = {**shape.body(model, prompt, max_tokens), **({"tools": shaped} if shaped else {})}
-    return LiveRequest(protocol, base + shape.path.replace("{model}", model), headers, body,
-                       shaped, f"callscope live --provider {provider} --model {model}")
+    if system is not None:
+        if shape.system is None:
+            raise CallscopeError(f"--system is not offered for {provider}")
+        shape.system(body, system)
+    if tool_choice is not None:
+        if shape.tool_choice is None:
+            raise CallscopeError(f"--tool-choice is not offered for {provider}")
+        member, value = shape.tool_choice(tool_choice)
+        body[member] = value
+    version = api_version or env.get("OPENAI_API_VERSION") or AZURE_API_VERSION
+    path = shape.path.replace("{model}", model).replace("{api_version}", version)
+    return LiveRequest(protocol, base + path, sent, body, shaped,
+                       f"callscope live --provider {provider} --model {model}")
 
 
 # -- recording ---------------------------------------------------------------------------------

@@ -258,3 +258,94 @@ def test_no_key_reaches_disk_or_output(keys, server, tmp_path, monkeypatch):
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
     assert all(KEY not in out for out in outputs)
+
+
+# -- live for real use: headers, system, tool choice, Azure, resending a captured request ---------
+
+@pytest.mark.parametrize(("provider", "system_at", "choice_at", "named"), [
+    ("openai-chat", ("messages", 0, "content"), "tool_choice",
+     {"type": "function", "function": {"name": "get_weather"}}),
+    ("openai-responses", ("instructions",), "tool_choice", {"type": "function", "name": "get_weather"}),
+    ("anthropic", ("system",), "tool_choice", {"type": "tool", "name": "get_weather"}),
+    ("gemini-generate", ("systemInstruction", "parts", 0, "text"), "toolConfig",
+     {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_weather"]}}),
+])
+def test_system_and_tool_choice_in_each_providers_words(keys, provider, system_at, choice_at,
+                                                          named):
+    request = build_request(provider, "m", "hi", tools=[WEATHER], system="be brief",
+                            tool_choice="get_weather", headers=[("X-Gateway", "g1")])
+    value = request.body
+    for step in system_at:
+        value = value[step]
+    assert value == "be brief" and request.body[choice_at] == named
+    assert request.headers["X-Gateway"] == "g1"
+    required = build_request(provider, "m", "hi", tool_choice="required").body[choice_at]
+    assert "required" in str(required) or "any" in str(required) or "ANY" in str(required)
+
+
+def test_a_protocol_without_a_tool_choice_says_so(keys):
+    with pytest.raises(CallscopeError, match="--tool-choice is not offered for gemini-interactions"):
+        build_request("gemini-interactions", "m", "hi", tool_choice="auto")
+
+
+def test_azure_openai_uses_its_deployment_path_api_key_and_api_version(keys, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com/")
+    monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
+    request = build_request("azure", "my-deployment", "hi")
+    assert request.protocol == "openai-chat" and request.headers["api-key"] == KEY
+    assert "authorization" not in request.headers
+    assert request.url == ("https://res.openai.azure.com/openai/deployments/my-deployment/chat/"
+                           "completions?api-version=2024-10-21")
+    assert build_request("azure", "d", "hi", api_version="2025-01-01-preview").url.endswith(
+        "api-version=2025-01-01-preview")
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT")
+    with pytest.raises(CallscopeError, match="AZURE_OPENAI_ENDPOINT or --base-url"):
+        build_request("azure", "d", "hi")
+
+
+def test_a_captured_request_is_sent_again_with_the_key_from_the_environment(keys, tmp_path):
+    from callscope.net.http1 import BackgroundServer, HTTPServer
+
+    seen = []
+
+    async def echo(request, out):
+        seen.append(request)
+        await out.start(200, [("content-type", "text/event-stream")])
+        await out.send(CHAT.read_bytes())
+        await out.end()
+
+    first, again = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
+    with BackgroundServer(lambda: HTTPServer(echo)) as url:
+        code, _ = run_cli("live", "--provider", "openai-chat", "--model", "m", "--tools",
+                          str(_tools_file(tmp_path)), "--base-url", url + "/v1", "-o", str(first),
+                          "--header", "x-gateway:g1", "--system", "be brief", "hi")
+        assert code == 0
+        assert KEY.encode() not in first.read_bytes()
+        code, out = run_cli("live", "--request", str(first), "-o", str(again),
+                            "--header", "x-extra: 2")
+    assert code == 0 and chunks_of(again) == CHAT.read_bytes()
+    original, resent = seen
+    assert resent.body == original.body and resent.target == original.target
+    assert resent.header("authorization") == f"Bearer {KEY}"  # put back from the environment
+    assert resent.header("x-gateway") == "g1" and resent.header("x-extra") == "2"
+    assert open_input(str(again)).header.tools  # the gate checks against the captured tools
+
+
+def test_bad_live_arguments_are_one_line(keys, tmp_path):
+    with pytest.raises(SystemExit):
+        run_cli("live", "--provider", "openai-chat", "--model", "m", "--header", "no colon", "hi")
+    with pytest.raises(CallscopeError, match="needs --provider, --model and a PROMPT"):
+        run_cli("live", "--provider", "openai-chat")
+    empty = tmp_path / "s.jsonl"
+    empty.write_text('{"callscope": "session", "version": 1}\n{"end": "clean"}\n')
+    with pytest.raises(CallscopeError, match="no request with a URL"):
+        run_cli("live", "--request", str(empty))
+
+
+def _tools_file(tmp_path):
+    import json
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([WEATHER]))
+    return path

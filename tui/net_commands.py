@@ -107,12 +107,31 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- live --------------------------------------------------------------------------------------
 
-def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
-    from ..net.live import build_request, default_path
+def live_request(args: argparse.Namespace) -> LiveRequest:
+    """The request ``live`` sends: built from the options, or captured (``--request``)."""
+    from ..net.live import build_request
 
-    request = build_request(args.provider, args.model, " ".join(args.prompt),
-                            tools=read_tools_file(args.tools) if args.tools else [], base_url=args.base_url,
-                            max_tokens=args.max_tokens)
+    if args.request:
+        from ..net.resend import request_from_file
+
+        if args.prompt or args.system or args.tool_choice or args.tools:
+            raise CallscopeError("--request sends the captured request as it was: no PROMPT, "
+                                 "--system, --tool-choice or --tools with it")
+        return request_from_file(args.request, provider=args.provider, base_url=args.base_url,
+                                 headers=args.header)
+    if not (args.prompt and args.provider and args.model):
+        raise CallscopeError("live needs --provider, --model and a PROMPT (or --request FILE)")
+    return build_request(args.provider, args.model, " ".join(args.prompt),
+                         tools=read_tools_file(args.tools) if args.tools else [],
+                         base_url=args.base_url, max_tokens=args.max_tokens, system=args.system,
+                         tool_choice=args.tool_choice, headers=args.header,
+                         api_version=args.api_version)
+
+
+def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
+    from ..net.live import default_path
+
+    request = live_request(args)
     path = args.output or default_path(request.protocol)
     if args.headless:
         return _live_table(request, path, args.timeout, out)
@@ -253,6 +272,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _header(text: str) -> tuple[str, str]:
+    """``NAME:VALUE`` (``--header``), the name a header token and neither part a line break."""
+    import re
+
+    name, colon, value = text.partition(":")
+    if not colon or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name.strip()) or (
+            "\r" in value or "\n" in value):
+        raise argparse.ArgumentTypeError(f"not a NAME:VALUE header: {text[:60]!r}")
+    return name.strip(), value.strip()
+
+
 def _port(text: str) -> int:
     value = _count(text)
     if value > 65535:
@@ -285,9 +315,21 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("live", help="send one streaming request, read and record it")
-    p.add_argument("prompt", nargs="+", metavar="PROMPT")
-    p.add_argument("--provider", required=True, choices=PROVIDER_NAMES)
-    p.add_argument("--model", required=True)
+    p.add_argument("prompt", nargs="*", metavar="PROMPT")
+    p.add_argument("--provider", choices=PROVIDER_NAMES,
+                   help="azure: Azure OpenAI (AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT; "
+                        "--model is the deployment)")
+    p.add_argument("--model")
+    p.add_argument("--request", metavar="FILE",
+                   help="send again the request captured in a session or HAR (FILE.har#N); "
+                        "credentials come from the environment")
+    p.add_argument("--header", action="append", default=[], type=_header, metavar="NAME:VALUE",
+                   help="add a header (gateways, x-callscope-fault; repeatable)")
+    p.add_argument("--system", metavar="TEXT", help="a system prompt")
+    p.add_argument("--tool-choice", metavar="CHOICE",
+                   help="auto, none, required, or a tool's name")
+    p.add_argument("--api-version", metavar="V", help="Azure's api-version (default "
+                   "OPENAI_API_VERSION, else 2024-10-21)")
     p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
     p.add_argument("-o", "--output", metavar="SESSION", help="default: ./live-PROTOCOL-TIME.jsonl")
     p.add_argument("--base-url", metavar="URL", help="override the provider's base URL")
