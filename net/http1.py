@@ -256,6 +256,14 @@ class Responder:
         await self.writer.drain()
         self.reusable = self.connection.h11.our_state is h11.DONE
 
+    def take_connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+        """The socket's streams, for a protocol that is not HTTP from now on (a WebSocket
+        tunnel), and the bytes the client sent after its request head; the connection then
+        serves no other request."""
+        self.started, self.reusable = True, False
+        pending = bytes(self.connection.h11.trailing_data[0])
+        return self.connection.reader, self.writer, pending
+
     async def client_gone(self) -> None:
         """Returns once the client closed the connection (see :meth:`Connection.client_gone`)."""
         await self.connection.client_gone()

@@ -30,6 +30,7 @@ from .capture_rules import protocol_for_path, request_record
 from .http1 import HTTPServer, Request, Responder
 from .live import transport_end
 from .relay import Relay, named_in_connection, wants_stream
+from .tunnel import tunnel, wants_upgrade
 
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
@@ -133,6 +134,9 @@ class RecordingProxy:
             await out.send_full(400, [("content-type", "text/plain; charset=utf-8")],
                                 b"callscope proxy: the request target must be a path on the "
                                 b"upstream\n", keep_alive=False)
+            return
+        if wants_upgrade(request):
+            await tunnel(url, request, out, self.log, shown)
             return
         protocol = protocol_for_path(request.path)
         recorded_at = datetime.now(UTC).isoformat(timespec="milliseconds")

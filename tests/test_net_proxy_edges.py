@@ -323,3 +323,48 @@ def test_the_debuggers_relay_speaks_json_lines_and_stops_when_its_parent_is_gone
     assert started.header.protocol == "openai-chat"
     assert b"".join(e.chunk.data for e in events if e.kind == "chunk") == data
     assert next(e for e in events if e.kind == "ended").end.kind == "clean"
+
+
+def test_a_websocket_upgrade_passes_through_untouched(tmp_path):
+    websockets = pytest.importorskip("websockets")
+    import threading
+
+    from websockets.asyncio.server import serve
+    from websockets.sync.client import connect
+
+    ready, stop = threading.Event(), threading.Event()
+    where: list[int] = []
+    paths: list[str] = []
+
+    async def echo(ws) -> None:
+        paths.append(ws.request.path)
+        async for message in ws:
+            await ws.send(message)
+
+    def run() -> None:
+        async def main() -> None:
+            async with serve(echo, "127.0.0.1", 0) as server:
+                where.append(server.sockets[0].getsockname()[1])
+                ready.set()
+                while not stop.is_set():
+                    await asyncio.sleep(0.02)
+        asyncio.run(main())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(5)
+    chain = Chain(tmp_path, upstream_url=f"http://127.0.0.1:{where[0]}")
+    try:
+        with connect(chain.url.replace("http", "ws") + "/v1/realtime?model=m") as ws:
+            ws.send("hello")
+            assert ws.recv(timeout=5) == "hello"
+            ws.send(b"\x00\x01binary")
+            assert ws.recv(timeout=5) == b"\x00\x01binary"
+        assert eventually(lambda: any("101 websocket" in line for line in chain.log))
+    finally:
+        chain.stop()
+        stop.set()
+        thread.join(5)
+    assert paths == ["/v1/realtime?model=m"]
+    assert chain.sessions(wait=0.2) == []  # a WebSocket is not an HTTP stream: not recorded
+    del websockets
