@@ -33,3 +33,14 @@ def test_a_cut_is_saved_as_cut(tmp_path) -> None:
     (path, _) = exports.export("session", timeline, "demo.jsonl", tmp_path / "c.jsonl", None, end)
     again = open_input(str(path))
     assert again.end.kind == "cut" and sum(len(c.data) for c in again.chunks()) == 1000
+
+
+def test_the_default_names_drop_the_inputs_suffix() -> None:
+    chunks, _ = demo()
+    timeline = Timeline.build(chunks, None, None, Chunking("recorded"))
+    here = pathlib.Path("/out")
+    for source in ("sessions/demo.jsonl", "demo.sse", "capture.har"):
+        name = exports.default_path("session", timeline, source, here, None, 0).name
+        assert name == pathlib.Path(source).name.rsplit(".", 1)[0] + ".jsonl", name
+    assert exports.default_path("log", timeline.cut_at(10), "demo.jsonl", here, None, 0).name == (
+        "demo.cut10.decisions.json")

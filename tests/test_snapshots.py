@@ -9,12 +9,16 @@ the report before committing.
 from __future__ import annotations
 
 import pathlib
+import shutil
 from collections.abc import Awaitable, Callable
 
 import pytest
 from callscope.core.tools import ToolSet
 from callscope.tui.app import CallscopeApp
+from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
+from callscope.tui.folder import FolderApp
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 SIZE = (130, 36)
@@ -99,3 +103,90 @@ class TestScreens:
 
     def test_help(self, snap_compare):
         assert snap_compare(app(PARALLEL), terminal_size=SIZE, press=["f1"])
+
+
+# -- each feature of the debugger (issue 17), on the bundled demo as `callscope` opens it --------
+
+ROOT = FIXTURES.parent.parent
+NARROW = (80, 24)
+
+
+def demo(name: str = "sessions/demo.jsonl") -> CallscopeApp:
+    """A bundled session as the command line opens it (times, recorded end, header; no note:
+    the demo's names a directory of this machine)."""
+    loaded = LoadedInput(str(ROOT / name))
+    return CallscopeApp(loaded.held(10**8), source=name, protocol=protocol_for(loaded, None),
+                        tools=toolset_for(loaded, None), end=loaded.session.end,
+                        header=loaded.session.header)
+
+
+def then(*keys: str, frame: int | None = None) -> Callable[[Pilot], Awaitable[None]]:
+    """Go to ``frame`` (if given), press ``keys``, let every worker finish, clear notices."""
+    async def run_before(pilot: Pilot) -> None:
+        app = pilot.app
+        assert isinstance(app, CallscopeApp)
+        if frame is not None:
+            app.cursor = app.timeline.step_for_frame(frame)
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.pause()
+
+    return run_before
+
+
+class TestFeatures:
+    def test_frame_list_and_detail_at_80x24(self, snap_compare):
+        """Two by two: the list (compact rows: number, event, what it carries) and the cursor's
+        frame in detail under it, the buffers over the decisions."""
+        assert snap_compare(demo(), terminal_size=NARROW, run_before=then(frame=3))
+
+    def test_frame_list_and_detail_wide(self, snap_compare):
+        assert snap_compare(demo(), terminal_size=(200, 50), run_before=then(frame=8))
+
+    def test_the_headline_says_the_ending_at_80x24(self, snap_compare):
+        """The demo's last step: refused, and how the stream ended (the decisions zoomed)."""
+        assert snap_compare(demo(), terminal_size=NARROW,
+                            run_before=then("end", "tab", "tab", "tab", "z"))
+
+    def test_expert_info(self, snap_compare):
+        assert snap_compare(demo(), terminal_size=SIZE, run_before=then("home", "e"))
+
+    def test_request_view(self, snap_compare):
+        assert snap_compare(demo(), terminal_size=SIZE, run_before=then("i"))
+
+    def test_a_filter_with_its_match_counter(self, snap_compare):
+        async def filtered(pilot: Pilot) -> None:
+            await pilot.press("slash")
+            pilot.app.screen.query_one(Input).value = "event ~ delta and call = 2"
+            await then("enter", "v", "home", "f")(pilot)
+
+        assert snap_compare(demo(), terminal_size=SIZE, run_before=filtered)
+
+    def test_a_zoomed_frame_detail(self, snap_compare):
+        assert snap_compare(demo(), terminal_size=NARROW, run_before=then("tab", "z", frame=20))
+
+    def test_the_export_prompt(self, snap_compare, monkeypatch):
+        monkeypatch.chdir("/")  # (the default path is in the working directory; nothing written)
+        assert snap_compare(demo(), terminal_size=SIZE, run_before=then("end", "S"))
+
+    def test_the_folder_list(self, snap_compare, monkeypatch, tmp_path):
+        for name in ("demo.jsonl", "demo_complete.jsonl", "anthropic/max_tokens.jsonl"):
+            shutil.copy(ROOT / "sessions" / name, tmp_path / pathlib.Path(name).name)
+        (tmp_path / "broken.sse").write_bytes(b"\x00\x01 not a stream")
+        monkeypatch.chdir(tmp_path)
+
+        async def listed(pilot: Pilot) -> None:
+            app = pilot.app
+            assert isinstance(app, FolderApp)
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if app.read == len(app.paths):
+                    break
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+
+        assert snap_compare(FolderApp("."), terminal_size=SIZE, run_before=listed)

@@ -16,10 +16,16 @@ from ..core.session_model import Chunk, SessionHeader, StreamEnd
 from ..core.timeline import Timeline
 from . import safe
 
+INPUT_SUFFIXES = (".sse", ".jsonl", ".har")
+"""What the name of an input ends with (dropped from the stem of its exports)."""
+
 
 def stem(source: str, timeline: Timeline) -> str:
     """A file-name stem from the source, safe on any filesystem, marking a cut stream."""
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(source).name.removesuffix(".sse"))[:60].strip("._")
+    name = Path(source).name
+    for suffix in INPUT_SUFFIXES:  # (an export of demo.jsonl is demo.jsonl, not demo.jsonl.jsonl)
+        name = name.removesuffix(suffix)
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60].strip("._")
     return (base or "session") + (f".cut{timeline.cut}" if timeline.cut is not None else "")
 
 

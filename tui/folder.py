@@ -35,6 +35,15 @@ MAX_LISTED = 5000
 COLUMNS = {"file": 60, "protocol": 19, "bytes": 10, "ending": 40, "executed": 8, "refused": 7}
 
 
+def fitted(width: int) -> dict[str, int]:
+    """The columns' widths in a terminal ``width`` cells wide: the file name and the ending
+    take what the others leave (a narrower terminal scrolls the list sideways)."""
+    fixed = sum(w for name, w in COLUMNS.items() if name not in ("file", "ending"))
+    room = width - fixed - 2 * len(COLUMNS) - 2  # (cell padding, the scrollbar)
+    file = max(16, min(COLUMNS["file"], room - COLUMNS["ending"]))
+    return {**COLUMNS, "file": file, "ending": max(24, min(COLUMNS["ending"], room - file))}
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One file of the folder, as a headless replay reads it."""
@@ -120,7 +129,7 @@ class FolderScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for name, width in COLUMNS.items():
+        for name, width in fitted(self.app.size.width).items():
             table.add_column(name, width=width, key=name)
         table.focus()
 

@@ -185,7 +185,8 @@ def carries(timeline: Timeline, index: int) -> list[tuple[str, str]]:
         elif isinstance(ev, UsageReported):
             usage = " ".join(f"{k}={v}" for k, v in ev.usage.items()
                              if isinstance(v, int | float))
-            out.append((f"usage {safe.short(usage, PREVIEW)}", "dim"))
+            if usage:  # (a usage block of no counts says nothing)
+                out.append((f"usage {safe.short(usage, PREVIEW)}", "dim"))
         if step.disputed is not None:  # (an anomaly event itself was said above)
             out.append((f"⚠ {step.disputed.code}", "anomaly"))
     return out + calls
