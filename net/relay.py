@@ -98,7 +98,7 @@ class Relay:
         await out.start(status, headers)
         end = await self._copy()
         if self.writer is not None:
-            self._finish(end)
+            end = self._finish(end)
         where = f" -> {self.writer.path}" if self.writer is not None else ""
         self.proxy.log(f"{shown} -> {status} {content_type.split(';')[0] or '-'}, "
                        f"{out.bytes_sent} B, {end.kind}{where}")
@@ -199,11 +199,12 @@ class Relay:
                 task.cancel()
             await asyncio.gather(copying, gone, return_exceptions=True)
 
-    def _finish(self, end: StreamEnd) -> None:
-        """End the session(s) once (a cancelled relay ends them here, every byte kept)."""
+    def _finish(self, end: StreamEnd) -> StreamEnd:
+        """End the session(s) once (a cancelled relay ends them here, every byte kept); the
+        end as recorded (an HTTP error status makes it ``http_error``)."""
         writer = self.writer
         if writer is None or self._finished:
-            return
+            return end
         self._finished = True
         if self.status >= 400:
             end = StreamEnd("http_error", status=self.status, body=bytes(self.error_body),
@@ -213,3 +214,4 @@ class Relay:
             self.decoded.finish(end)
         if self.proxy.observer is not None:
             self.proxy.observer.ended(writer.path, end)
+        return end

@@ -118,6 +118,8 @@ def test_http_error_on_a_streaming_request_is_recorded_with_its_body(chain):
     [path] = chain.sessions()
     session = open_input(str(path))
     assert session.end.kind == "http_error" and session.end.status == 429
+    assert eventually(lambda: any("429 application/json" in line and "http_error" in line
+                                  for line in chain.log))
     assert session.end.body == body
 
 
