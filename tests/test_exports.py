@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
+import orjson
 from callscope.core.replay import Chunking
 from callscope.core.session import open_input
 from callscope.core.timeline import Timeline
@@ -44,3 +45,18 @@ def test_the_default_names_drop_the_inputs_suffix() -> None:
         assert name == pathlib.Path(source).name.rsplit(".", 1)[0] + ".jsonl", name
     assert exports.default_path("log", timeline.cut_at(10), "demo.jsonl", here, None, 0).name == (
         "demo.cut10.decisions.json")
+
+
+def test_the_decision_log_says_the_ending_and_the_lenient_contrast(tmp_path) -> None:
+    """The Markdown log printed `frame None` and dropped what a lenient harness would have done;
+    the ending is one line in it, as in the debugger's headline and replay."""
+    chunks, end = demo()
+    timeline = Timeline.build(chunks, None, None, Chunking("recorded"))
+    (js, md) = exports.export("log", timeline, "demo.jsonl", tmp_path / "d.decisions.json", None,
+                              end)
+    text = md.read_text()
+    assert "- ending: transport reset by the peer at byte 8329" in text
+    assert "response.function_call_arguments.delta at #20 was never dispatched" in text
+    assert "⚑ would EXECUTE (salvaged)" in text and "dropped dry_run" in text
+    assert "frame None" not in text and "None" not in text.split("## ")[0]
+    assert orjson.loads(js.read_bytes())["turn"]["ending"]["transport"] == "reset"

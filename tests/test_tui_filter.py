@@ -42,3 +42,21 @@ async def test_search_finds_text_split_over_fragments() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         await search(app, pilot, "notes/todo")
         assert len(app.matches) >= 2
+
+
+async def test_with_the_filter_on_every_navigation_key_lands_on_a_shown_frame() -> None:
+    """`v` was ignored by navigation: the cursor landed on frames the list hid."""
+    app = demo_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await search(app, pilot, "call = 1")
+        await pilot.press("v", "home")
+        shown = set(app.matches)
+        assert shown and len(shown) < len(app.timeline.frames)
+        landed = []
+        for key in ("right", "right", "j", "right", "left", "k", "end", "left", "home"):
+            await pilot.press(key)
+            await pilot.pause()
+            frame = app.timeline.view(app.cursor).frame
+            assert frame is not None and frame.index in shown, (key, frame)
+            landed.append(frame.index)
+        assert len(set(landed)) > 2  # (it moved)

@@ -15,6 +15,7 @@ from ..core.session import save_session
 from ..core.session_model import Chunk, SessionHeader, StreamEnd
 from ..core.timeline import Timeline
 from . import safe
+from .expert import turn_ending
 
 INPUT_SUFFIXES = (".sse", ".jsonl", ".har")
 """What the name of an input ends with (dropped from the stem of its exports)."""
@@ -29,8 +30,10 @@ def stem(source: str, timeline: Timeline) -> str:
     return (base or "session") + (f".cut{timeline.cut}" if timeline.cut is not None else "")
 
 
-def decision_log(timeline: Timeline, source: str) -> dict[str, Any]:
-    """The whole log, with the step of every entry and the turn record of the records module."""
+def decision_log(timeline: Timeline, source: str,
+                 end: StreamEnd | None = None) -> dict[str, Any]:
+    """The whole log, with the step of every entry and the turn record of the records module
+    (its ending from ``end``, how the recording's transport ended)."""
     log = []
     for k, step in zip(timeline.by_kind["decision"], timeline.log, strict=True):
         record = step_record(step, timeline.pipeline)
@@ -42,7 +45,7 @@ def decision_log(timeline: Timeline, source: str) -> dict[str, Any]:
         "kind": "callscope-decision-log", "source": source, "protocol": timeline.state.protocol,
         "chunking": str(timeline.chunking), "cut_at": timeline.cut, "bytes": timeline.total_bytes,
         "frames": len(timeline.frames), "steps": len(timeline), "log": log, "anomalies": anomalies,
-        "turn": turn_record(timeline.pipeline),
+        "turn": turn_record(timeline.pipeline, turn_ending(timeline, end)),
     }
 
 
@@ -84,6 +87,7 @@ def log_markdown(log: dict[str, Any]) -> str:
         f"cut at: {_cell(log['cut_at']) or 'not cut'}; {log['bytes']} bytes, {log['frames']} frames",
         f"- turn: {'complete' if turn['complete'] else 'NOT complete'}"
         f" (signal: {_cell(turn['signal']) or 'none'}; stop reason: {_cell(turn['stop_reason']) or '-'})",
+        f"- ending: {_cell(turn['ending']['line']) if turn.get('ending') else 'the stream is still arriving'}",
         "", "| step | call | action | reason | rule | frame | signal | detail | lenient harness |",
         "|---:|---|---|---|---|---:|---|---|---|",
     ]
@@ -158,7 +162,7 @@ def export(what: str, timeline: Timeline, source: str, path: Path, call: CallVie
         save_session(str(files[0]), header, _session_chunks(timeline), end or StreamEnd("clean"))
         return [files[0], write(files[1], timeline.data())]
     if what == "log":
-        log = decision_log(timeline, source)
+        log = decision_log(timeline, source, end)
         return [write(files[0], log_json(log)), write(files[1], log_markdown(log))]
     assert call is not None
     return [write(files[0], call.text)]
