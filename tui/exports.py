@@ -80,6 +80,7 @@ def _lenient(record: dict[str, Any]) -> str:
 
 def log_markdown(log: dict[str, Any]) -> str:
     turn = log["turn"]
+    ended = turn.get("ending")
     lines = [
         "# callscope decision log", "",
         f"- source: `{_cell(log['source'])}`",
@@ -87,7 +88,7 @@ def log_markdown(log: dict[str, Any]) -> str:
         f"cut at: {_cell(log['cut_at']) or 'not cut'}; {log['bytes']} bytes, {log['frames']} frames",
         f"- turn: {'complete' if turn['complete'] else 'NOT complete'}"
         f" (signal: {_cell(turn['signal']) or 'none'}; stop reason: {_cell(turn['stop_reason']) or '-'})",
-        f"- ending: {_cell(turn['ending']['line']) if turn.get('ending') else 'the stream is still arriving'}",
+        f"- ending: {_cell(ended['line']) if ended else 'the stream is still arriving'}",
         "", "| step | call | action | reason | rule | frame | signal | detail | lenient harness |",
         "|---:|---|---|---|---|---:|---|---|---|",
     ]
