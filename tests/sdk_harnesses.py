@@ -45,56 +45,62 @@ class _Stream:
         return self.http.Client(transport=self.http.MockTransport(self.answer))
 
 
-def openai_chat_harness(tools: list[dict[str, Any]]) -> SDKHarness:
+def chat_calls(client: openai.OpenAI, tools: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     """``client.chat.completions.stream(...)`` then ``get_final_completion()``."""
-    body = _Stream()
-    client = openai.OpenAI(api_key="test-key", base_url="http://sdk.test/v1",
-                           http_client=body.client(), max_retries=0)
+    with client.chat.completions.stream(model="gpt-4o", tools=tools,
+                                        messages=[{"role": "user", "content": "go"}]) as stream:
+        completion = stream.get_final_completion()
+    calls = completion.choices[0].message.tool_calls or []
+    return [(c.function.name, json.loads(c.function.arguments)) for c in calls]
+
+
+def responses_calls(client: openai.OpenAI, tools: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """``client.responses.stream(...)`` then ``get_final_response()``."""
+    with client.responses.stream(model="gpt-5", input="go", tools=tools) as stream:
+        response = stream.get_final_response()
+    return [(item.name, json.loads(item.arguments)) for item in response.output
+            if item.type == "function_call"]
+
+
+def anthropic_calls(client: anthropic.Anthropic, tools: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """``client.messages.stream(...)`` then ``get_final_message()``."""
+    with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, tools=tools,
+                                messages=[{"role": "user", "content": "go"}]) as stream:
+        message = stream.get_final_message()
+    return [(block.name, block.input) for block in message.content if block.type == "tool_use"]
+
+
+CALLS: dict[str, Callable[[Any, list[dict[str, Any]]], list[tuple[str, Any]]]] = {
+    "openai-chat": chat_calls, "openai-responses": responses_calls, "anthropic": anthropic_calls}
+"""Each protocol's SDK helper, run on a client: the calls of the final message."""
+
+
+def client_for(protocol: str, base_url: str, **options: Any) -> Any:
+    """The official client of a protocol at ``base_url`` (``http://host:port``), no retries."""
+    if protocol == "anthropic":
+        return anthropic.Anthropic(api_key="test-key", base_url=base_url, max_retries=0, **options)
+    return openai.OpenAI(api_key="test-key", base_url=base_url + "/v1", max_retries=0, **options)
+
+
+def sdk_harness(protocol: str, tools: list[dict[str, Any]]) -> SDKHarness:
+    """The protocol's SDK helper as a harness: each call streams the variant's bytes."""
+    body = _Stream(httpx2 if protocol == "anthropic" else httpx)
+    client = client_for(protocol, "http://sdk.test", http_client=body.client())
 
     def harness(chunks: Iterator[bytes]) -> list[tuple[str, Any]]:
         body.pieces = chunks
-        with client.chat.completions.stream(model="gpt-4o", messages=[{"role": "user",
-                                            "content": "go"}], tools=tools) as stream:
-            for _ in stream:
-                pass
-            completion = stream.get_final_completion()
-        calls = completion.choices[0].message.tool_calls or []
-        return [(c.function.name, json.loads(c.function.arguments)) for c in calls]
+        return CALLS[protocol](client, tools)
 
     return harness
+
+
+def openai_chat_harness(tools: list[dict[str, Any]]) -> SDKHarness:
+    return sdk_harness("openai-chat", tools)
 
 
 def openai_responses_harness(tools: list[dict[str, Any]]) -> SDKHarness:
-    """``client.responses.stream(...)`` then ``get_final_response()``."""
-    body = _Stream()
-    client = openai.OpenAI(api_key="test-key", base_url="http://sdk.test/v1",
-                           http_client=body.client(), max_retries=0)
-
-    def harness(chunks: Iterator[bytes]) -> list[tuple[str, Any]]:
-        body.pieces = chunks
-        with client.responses.stream(model="gpt-5", input="go", tools=tools) as stream:
-            for _ in stream:
-                pass
-            response = stream.get_final_response()
-        return [(item.name, json.loads(item.arguments)) for item in response.output
-                if item.type == "function_call"]
-
-    return harness
+    return sdk_harness("openai-responses", tools)
 
 
 def anthropic_harness(tools: list[dict[str, Any]]) -> SDKHarness:
-    """``client.messages.stream(...)`` then ``get_final_message()``."""
-    body = _Stream(httpx2)
-    client = anthropic.Anthropic(api_key="test-key", base_url="http://sdk.test",
-                                 http_client=body.client(), max_retries=0)
-
-    def harness(chunks: Iterator[bytes]) -> list[tuple[str, Any]]:
-        body.pieces = chunks
-        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, tools=tools,
-                                    messages=[{"role": "user", "content": "go"}]) as stream:
-            for _ in stream:
-                pass
-            message = stream.get_final_message()
-        return [(block.name, block.input) for block in message.content if block.type == "tool_use"]
-
-    return harness
+    return sdk_harness("anthropic", tools)

@@ -4,18 +4,16 @@ cites), and the gate decides on the bytes served."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import anthropic
 import httpx
-import openai
 import pytest
 from callscope.core.engine import Engine
 from callscope.core.quirks import apply_quirk, quirks
 from callscope.core.session import open_input
 from callscope.core.tools import ToolSet
 from loopback import post, serving
+from sdk_harnesses import CALLS, client_for
 
 ROOT = Path(__file__).resolve().parent.parent / "sessions"
 CHAT = ROOT / "openai-chat/parallel_calls.jsonl"
@@ -52,29 +50,6 @@ def test_every_profile_has_a_case():
     assert sorted(CASES) == sorted(quirks())
 
 
-def _sdk_calls(protocol: str, url: str, name: str, tools: list) -> list[tuple[str, object]]:
-    headers = {"x-callscope-fault": f"quirk={name}"}
-    if protocol == "anthropic":
-        client = anthropic.Anthropic(api_key="test-key", base_url=url, max_retries=0,
-                                     default_headers=headers)
-        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, tools=tools,
-                                    messages=[{"role": "user", "content": "go"}]) as stream:
-            message = stream.get_final_message()
-        return [(b.name, b.input) for b in message.content if b.type == "tool_use"]
-    client = openai.OpenAI(api_key="test-key", base_url=url + "/v1", max_retries=0,
-                           default_headers=headers)
-    if protocol == "openai-responses":
-        with client.responses.stream(model="gpt-5", input="go", tools=tools) as stream:
-            response = stream.get_final_response()
-        return [(i.name, json.loads(i.arguments)) for i in response.output
-                if i.type == "function_call"]
-    with client.chat.completions.stream(model="gpt-4o", tools=tools,
-                                        messages=[{"role": "user", "content": "go"}]) as stream:
-        completion = stream.get_final_completion()
-    return [(c.function.name, json.loads(c.function.arguments))
-            for c in completion.choices[0].message.tool_calls or []]
-
-
 PATHS = {"openai-chat": "/v1/chat/completions", "anthropic": "/v1/messages",
          "openai-responses": "/v1/responses"}
 
@@ -93,7 +68,9 @@ def test_the_sdk_reads_the_served_profile_and_the_gate_decides(name):
             body = exc.received  # type: ignore[attr-defined]
         assert body == b"".join(d for _, d in expected)  # serve sends the rewrite
         try:
-            got: object = [n for n, _ in _sdk_calls(protocol, url, name, tools)]
+            client = client_for(protocol, url,
+                                default_headers={"x-callscope-fault": f"quirk={name}"})
+            got: object = [n for n, _ in CALLS[protocol](client, tools)]
         except Exception as exc:  # what the SDK does with the shape is the finding
             got = type(exc).__name__
     assert got == sdk
