@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 
@@ -139,3 +140,35 @@ def test_a_handler_bug_is_a_500_without_its_text():
     with BackgroundServer(lambda: HTTPServer(_broken)) as url:
         answer = exchange(int(url.rsplit(":", 1)[1]), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 500 ") and b"secret internal detail" not in answer
+
+
+def test_pipelined_requests_survive_any_split_into_reads():
+    """However the client's bytes are cut into writes (a byte at a time included), each request
+    of a pipelined burst is served whole and in order."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    burst = b"".join(
+        b"POST /r%d HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (i, len(body), body)
+        for i, body in enumerate([b"", b"a", b"{\"k\": 1}", b"x" * 300]))
+    burst += b"GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        port = int(url.rsplit(":", 1)[1])
+
+        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.lists(st.integers(1, len(burst) - 1), max_size=12, unique=True))
+        def check(cuts: list[int]) -> None:
+            edges = [0, *sorted(cuts), len(burst)]
+            with socket.create_connection(("127.0.0.1", port), timeout=3) as sock:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                for a, b in zip(edges, edges[1:], strict=False):
+                    sock.sendall(burst[a:b])
+                got = bytearray()
+                while chunk := sock.recv(65536):
+                    got += chunk
+            targets = [t.decode() for t in re.findall(rb'"target":"([^"]*)"', bytes(got))]
+            assert targets == ["/r0", "/r1", "/r2", "/r3", "/last"]
+            assert b'"body":"xxxxxxxx' in got and b'"body":"{\\"k\\": 1}"' in got
+
+        check()
