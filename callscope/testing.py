@@ -20,6 +20,7 @@ where the harness went wrong; ``callscope replay FILE`` shows the gate's decisio
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,19 @@ from .core.sweep_files import check_session, session_files
 
 __all__ = ["EVERY_BYTE_UP_TO", "WINDOW", "Executed", "Finding", "Harness", "HarnessUnsafe",
            "SweepReport", "Variant", "assert_harness_safe", "bundled_sessions", "check_harness",
-           "session_files"]
+           "from_factory", "session_files"]
 
 check_harness = check_session
 """Run a harness on every variant of one recorded stream: :func:`.core.sweep_files.check_session`."""
+
+
+def from_factory(factory: Callable[[], Harness]) -> Harness:
+    """A harness that builds a fresh one with ``factory()`` for every variant (a stateful
+    accumulator class, an agent loop that must not carry state from one stream to the next)."""
+    def harness(chunks: Iterator[bytes]) -> Iterable[object]:
+        return factory()(chunks)
+
+    return harness
 
 
 class HarnessUnsafe(AssertionError):

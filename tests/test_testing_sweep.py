@@ -14,7 +14,13 @@ from callscope.core.session import open_input
 from callscope.core.sweep import Variant, run_once
 from callscope.core.sweep_compare import Executed, HarnessOutputError, executed_of, same_json
 from callscope.core.tools import ToolSet
-from callscope.testing import HarnessUnsafe, assert_harness_safe, bundled_sessions, check_harness
+from callscope.testing import (
+    HarnessUnsafe,
+    assert_harness_safe,
+    bundled_sessions,
+    check_harness,
+    from_factory,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "examples"))
@@ -135,6 +141,22 @@ def test_a_result_that_depends_on_the_chunking_is_found(tmp_path):
     assert chunking.variant == Variant("whole")
     repro = open_input(chunking.reproduction)
     assert len(list(repro.chunks())) == 1 and repro.end.kind == "clean"
+
+
+def test_a_factory_gives_every_variant_a_fresh_harness(tmp_path):
+    class Accumulator:  # keeps what it saw: reused across variants it would run stale calls
+        seen = 0
+
+        def __init__(self) -> None:
+            Accumulator.seen += 1
+            self.safe = _safe_single()
+
+        def __call__(self, chunks):
+            return self.safe(chunks)
+
+    report = check_harness(from_factory(Accumulator), SINGLE, out_dir=tmp_path,
+                           every_byte_up_to=0, window=4)
+    assert report.ok and Accumulator.seen == report.runs
 
 
 def test_a_harness_that_raises_executed_nothing(tmp_path):
