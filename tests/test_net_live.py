@@ -349,3 +349,46 @@ def _tools_file(tmp_path):
     path = tmp_path / "tools.json"
     path.write_text(json.dumps([WEATHER]))
     return path
+
+
+def test_a_har_entry_is_sent_again_to_its_endpoint(keys, tmp_path):
+    import json
+
+    from callscope.net.http1 import BackgroundServer, HTTPServer
+
+    seen = []
+
+    async def echo(request, out):
+        seen.append(request)
+        await out.start(200, [("content-type", "text/event-stream")])
+        await out.send(ANTHROPIC.read_bytes())
+        await out.end()
+
+    with BackgroundServer(lambda: HTTPServer(echo)) as url:
+        body = {"model": "claude-x", "max_tokens": 5, "stream": True, "tools": [
+            {"name": "get_weather", "input_schema": {"type": "object"}}], "messages": []}
+        har = {"log": {"entries": [{
+            "startedDateTime": "2026-01-01T00:00:00Z",
+            "request": {"method": "POST", "url": f"{url}/v1/messages?beta=true&key=sk-old",
+                        "headers": [{"name": "x-api-key", "value": "sk-old-captured"},
+                                    {"name": "anthropic-version", "value": "2023-06-01"},
+                                    {"name": "content-type", "value": "application/json"}],
+                        "postData": {"mimeType": "application/json", "text": json.dumps(body)}},
+            "response": {"status": 200, "headers": [
+                {"name": "content-type", "value": "text/event-stream"}],
+                "content": {"mimeType": "text/event-stream", "text": "data: {}\n\n"}},
+            "timings": {"send": 1, "wait": 5, "receive": 2}}]}}
+        path = tmp_path / "agent.har"
+        path.write_text(json.dumps(har))
+        code, out = run_cli("live", "--request", f"{path}#1", "-o", str(tmp_path / "again.jsonl"))
+    assert code == 0
+    [resent] = seen
+    assert resent.target == "/v1/messages?beta=true"  # the redacted key parameter is dropped
+    assert resent.header("x-api-key") == KEY and orjson_loads(resent.body) == body
+    assert "sk-old" not in (tmp_path / "again.jsonl").read_text()
+
+
+def orjson_loads(data: bytes):
+    import orjson
+
+    return orjson.loads(data)
