@@ -30,6 +30,8 @@ class Scene:
     title: str
     permissive: bool = False
     """Make every call name a known tool (recordings carry no tool definitions)."""
+    size: tuple[int, int] | None = None
+    """The terminal's size for this scene (else ``--size``)."""
 
 
 def open_app(scene: Scene):  # type: ignore[no-untyped-def]
@@ -62,6 +64,22 @@ def to_frame(index: int, *keys: str):  # type: ignore[no-untyped-def]
         await pilot.pause()
         if keys:
             await pilot.press(*keys)
+
+    return go
+
+
+def keys(*pressed: str, filter_text: str | None = None):  # type: ignore[no-untyped-def]
+    """Type ``filter_text`` at the / prompt first (if given), then press ``pressed``."""
+    async def go(app, pilot) -> None:  # type: ignore[no-untyped-def]
+        from textual.widgets import Input
+
+        if filter_text is not None:
+            await pilot.press("slash")
+            app.screen.query_one(Input).value = filter_text
+            await pilot.press("enter")
+        for key in pressed:
+            await pilot.press(key)
+        await app.workers.wait_for_complete()
 
     return go
 
@@ -110,6 +128,20 @@ def scenes(tmp: Path) -> list[Scene]:
         Scene("hostile-text", hostile_source(tmp), to_end(),
               "Untrusted text is shown literally: markup, ANSI, OSC 8 and bidi made inert"),
         Scene("help", parallel, to_frame(0, "f1"), "Keys (f1)"),
+        Scene("narrow-80x24", SESSIONS / "demo.jsonl", to_frame(3),
+              "At 80x24: the list and its frame's detail, the buffers over the decisions",
+              size=(80, 24)),
+        Scene("narrow-ending-zoomed", SESSIONS / "demo.jsonl",
+              keys("end", "tab", "tab", "tab", "z"),
+              "At 80x24, the decisions zoomed (z): the headline says how the stream ended",
+              size=(80, 24)),
+        Scene("expert-info", SESSIONS / "demo.jsonl", keys("home", "e"),
+              "Expert info (e): the ending, timing, every decision and anomaly"),
+        Scene("request-view", SESSIONS / "demo.jsonl", keys("i"),
+              "The request beside the response (i), headers redacted"),
+        Scene("display-filter", SESSIONS / "demo.jsonl",
+              keys("v", "home", "f", filter_text="event ~ delta and call = 2"),
+              "A display filter (/ then v): only matching frames, the counter says 2/9"),
     ]
 
 
@@ -140,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         for scene in scenes(Path(tmp)):
             if args.only and scene.name not in args.only:
                 continue
-            path = asyncio.run(shoot(scene, out, (cols, rows)))
+            path = asyncio.run(shoot(scene, out, scene.size or (cols, rows)))
             print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {scene.title}")
     return 0
 
