@@ -19,6 +19,8 @@ from typing import Any
 
 from .errors import CallscopeError
 from .limits import DEFAULT_LIMITS, Limits
+from .quirks import apply_quirk
+from .replay import TimedBytes
 from .session import Chunk, Session, StreamEnd, open_input, save_session
 from .sweep import EVERY_BYTE_UP_TO, WINDOW, Finding, Harness, SweepReport, sweep, variant_chunks
 from .tools import ToolSet, tools_from_request
@@ -38,7 +40,7 @@ def check_session(harness: Harness, session: str | Path | Session, *,
                   tools: Sequence[dict[str, Any]] | None = None, protocol: str | None = None,
                   seeds: Sequence[int] = (1, 2, 3), out_dir: str | Path | None = None,
                   every_byte_up_to: int = EVERY_BYTE_UP_TO, window: int = WINDOW,
-                  chunkings: Sequence[str] | None = None,
+                  chunkings: Sequence[str] | None = None, quirk: str | None = None,
                   limits: Limits = DEFAULT_LIMITS) -> SweepReport:
     """Run ``harness`` on every variant of one recorded stream (a session file, a raw ``.sse``
     capture, a HAR, or a :class:`Session`) and compare it with the gate. ``tools`` overrides
@@ -46,8 +48,9 @@ def check_session(harness: Harness, session: str | Path | Session, *,
     the full-stream chunkings (``recorded``, ``whole``, ``bytes:1``, ``random:SEED`` per seed;
     also ``bytes:N``), the first being the baseline; the cut plan: every offset of a stream up
     to ``every_byte_up_to`` bytes, else frame boundaries and ``window`` bytes before the
-    terminal signal. Findings get a
-    reproducing session in ``out_dir`` (a new temporary folder when not given)."""
+    terminal signal. ``quirk`` first rewrites the stream by that profile (:mod:`.quirks`: the
+    shape a real system sends). Findings get a reproducing session in ``out_dir`` (a new
+    temporary folder when not given)."""
     loaded = session if isinstance(session, Session) else open_input(str(session))
     source = str(session) if not isinstance(session, Session) else (session.path or "session")
     definitions = list(tools) if tools is not None else declared_tools(loaded)
@@ -55,8 +58,15 @@ def check_session(harness: Harness, session: str | Path | Session, *,
         toolset = ToolSet(definitions)
     except CallscopeError as exc:
         raise CallscopeError(f"{source}: tool definitions: {exc}") from None
-    chunks = [(c.t, c.data) for c in loaded.chunks()]
-    report = sweep(source, chunks, harness, protocol=protocol or loaded.header.protocol,
+    chunks: list[TimedBytes] = [(c.t, c.data) for c in loaded.chunks()]
+    protocol = protocol or loaded.header.protocol
+    end = loaded.end
+    if quirk is not None:
+        chunks, quirk_end = apply_quirk(quirk, protocol, chunks)
+        source = f"{source}+{quirk}"
+        if quirk_end is not None:
+            end = StreamEnd("error", detail=f"quirk {quirk}: the connection closes mid-body")
+    report = sweep(source, chunks, harness, protocol=protocol,
                    tools=toolset, seeds=seeds, limits=limits,
                    every_byte_up_to=every_byte_up_to, window=window, modes=chunkings)
     if report.findings:
@@ -66,7 +76,7 @@ def check_session(harness: Harness, session: str | Path | Session, *,
         used = report.inferred_tools or definitions
         for finding in report.findings:
             finding.reproduction = str(write_reproduction(folder, source, loaded, chunks,
-                                                          finding, used))
+                                                          finding, used, end))
     return report
 
 
@@ -76,12 +86,12 @@ def _slug(text: str) -> str:
 
 def write_reproduction(folder: Path, source: str, session: Session,
                        chunks: Sequence[tuple[float | None, bytes]], finding: Finding,
-                       tools: Sequence[Any]) -> Path:
+                       tools: Sequence[Any], end: StreamEnd | None = None) -> Path:
     """A session holding exactly the reads of the finding's variant: the stream cut where the
     variant was cut (end ``cut``, saying why), else as it ended when recorded."""
     variant = finding.variant
     where = f"cut{variant.cut}" if variant.cut is not None else _slug(variant.chunking)
-    stem = _slug(Path(source).name.removesuffix(".jsonl").removesuffix(".sse"))
+    stem = _slug(Path(source).name.replace(".jsonl", "").replace(".sse", ""))
     path = folder / f"{stem}.{finding.kind}.{_slug(finding.call)}.{where}.jsonl"
     pieces, last = [], 0.0
     for t, data in variant_chunks(chunks, variant):
@@ -91,7 +101,7 @@ def write_reproduction(folder: Path, source: str, session: Session,
     if variant.cut is not None:
         end = StreamEnd("cut", detail=f"cut at byte {variant.cut} by callscope testing", at=last)
     else:
-        end = session.end
+        end = end or session.end
     header = dataclasses.replace(session.header, tools=list(tools) or session.header.tools,
                                  provenance=why)
     save_session(str(path), header, pieces, end)

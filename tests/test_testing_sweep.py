@@ -159,6 +159,19 @@ def test_a_factory_gives_every_variant_a_fresh_harness(tmp_path):
     assert report.ok and Accumulator.seen == report.runs
 
 
+def test_a_quirk_profile_aims_the_sweep_at_a_real_system_s_shape(tmp_path):
+    """The safe example keys calls by index: parallel calls all at index 0 (Ollama, vLLM) merge
+    into one whose JSON does not parse, so it runs none of the three the gate executes."""
+    path = CHAT / "parallel_calls.jsonl"
+    report = check_harness(make_safe_harness(_tools(path)), path, out_dir=tmp_path,
+                           quirk="index-zero", every_byte_up_to=0, window=4, seeds=(1,))
+    assert report.source.endswith("parallel_calls.jsonl+index-zero")
+    assert [f.kind for f in report.findings] == ["dropped"] * 3
+    repro = open_input(report.findings[0].reproduction)
+    assert b'"index":0' in b"".join(c.data for c in repro.chunks())
+    assert Path(report.findings[0].reproduction).name.startswith("parallel_calls_index-zero.")
+
+
 def test_a_harness_that_raises_executed_nothing(tmp_path):
     def harness(chunks):
         raise RuntimeError("stream incomplete")

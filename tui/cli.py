@@ -408,6 +408,8 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--window", type=_count, default=256, metavar="N",
                    help="with --harness: above that size, cut at every offset of the N bytes "
                    "before the terminal signal (default 256)")
+    p.add_argument("--quirk", metavar="NAME", help="with --harness: rewrite each input into a "
+                   "shape a real system sends first (README: the quirk list)")
     common(p)
 
     p = sub.add_parser("import", help="convert a .sse capture or a HAR file into a session")

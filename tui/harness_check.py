@@ -39,7 +39,7 @@ def cmd_check_harness(args: Any, out: TextIO, limits: Any) -> int:
                 report = check_session(harness, path, tools=args.tool_definitions,
                                        protocol=args.protocol, seeds=range(1, args.seeds + 1),
                                        out_dir=folder, every_byte_up_to=args.every_byte_up_to,
-                                       window=args.window, limits=limits)
+                                       window=args.window, quirk=args.quirk, limits=limits)
             except HarnessBroken:
                 raise  # (the harness itself: no later input can be checked either)
             except CallscopeError as exc:
