@@ -298,7 +298,9 @@ class Engine:
         self.pipeline = CallPipeline(protocol, tools, limits, contrast=contrast)
         self.chunks = 0
         self.last_frame: Frame | None = None
-        """The last frame :meth:`push` materialized (the hot path's are all terminated)."""
+        """The last frame :meth:`push` materialized if it was cut short (not terminated: all
+        an ending asks of it), else None: a big terminated frame (a final response holding every
+        call's arguments) is not kept for nothing. The hot path's frames are all terminated."""
         self._hot = HotPath(self.pipeline)
         self._sse: SSEDecoder | None = self.decoder if isinstance(self.decoder, SSEDecoder) \
             else None
@@ -399,7 +401,7 @@ class Engine:
         self.chunks += count
 
     def _deliver(self, frame: Frame) -> None:
-        self.last_frame = frame
+        self.last_frame = None if frame.terminated else frame
         self.pipeline.push_frame(frame)
 
     def close(self) -> list[Step]:

@@ -47,6 +47,8 @@ _EOL_BYTES = frozenset(b"\r\n")
 _CR = 0x0D
 _LF = 0x0A
 _BOM = "\ufeff"
+_KEEP = 1 << 16
+"""Bytes of buffer capacity kept after a block that took more has been cut."""
 _BOM_BYTES = b"\xef\xbb\xbf"
 
 
@@ -229,6 +231,8 @@ class SSEDecoder:
             first_chunk = this_chunk
             start = end
         del buf[:start]
+        if not buf and size > _KEEP:
+            self._buf = bytearray()  # (a bytearray keeps its capacity: a big block's is let go)
         self._block_start = offset + start
         self._scan = max(len(buf) - 1, 0)
         if buf and start:
