@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import CallscopeError
+from .errors import CallscopeError, InputError
 from .limits import DEFAULT_LIMITS, Limits
 from .quirks import apply_quirk
 from .replay import TimedBytes
@@ -58,7 +58,14 @@ def check_session(harness: Harness, session: str | Path | Session, *,
         toolset = ToolSet(definitions)
     except CallscopeError as exc:
         raise CallscopeError(f"{source}: tool definitions: {exc}") from None
-    chunks: list[TimedBytes] = [(c.t, c.data) for c in loaded.chunks()]
+    chunks: list[TimedBytes] = []
+    size = 0
+    for chunk in loaded.chunks():
+        size += len(chunk.data)
+        if size > limits.max_session_bytes:  # (every variant needs the whole stream in memory)
+            raise InputError(source, f"larger than {limits.max_session_bytes} bytes, the most a "
+                                     "sweep holds in memory (--max-session-bytes)")
+        chunks.append((chunk.t, chunk.data))
     protocol = protocol or loaded.header.protocol
     end = loaded.end
     if quirk is not None:

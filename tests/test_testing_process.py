@@ -89,6 +89,14 @@ def test_a_silent_process_times_out(tmp_path):
         harness(iter([b"x"]))
 
 
+def test_an_input_over_the_memory_limit_is_refused_and_the_others_checked(capsys):
+    code = main(["check", "--harness", harness_cmd("safe"), str(CHAT / "parallel_calls.jsonl"),
+                 str(CHAT / "no_arguments.jsonl"), "--max-session-bytes", "2000", *SMALL])
+    captured = capsys.readouterr()
+    assert code == 2 and "parallel_calls.jsonl: larger than 2000 bytes" in captured.err
+    assert captured.out.startswith("ok   ") and "no_arguments.jsonl" in captured.out
+
+
 def test_a_command_that_cannot_start(capsys):
     assert main(["check", "--harness", "no-such-harness-cmd", str(CHAT / "single_call.jsonl")]) == 2
     assert "cannot start it" in capsys.readouterr().err
