@@ -392,3 +392,34 @@ def orjson_loads(data: bytes):
     import orjson
 
     return orjson.loads(data)
+
+
+def test_live_stopped_by_sigterm_saves_the_session_with_its_end_time(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "s.jsonl"
+    with serving(CHAT) as url:
+        env = {**os.environ, "OPENAI_API_KEY": KEY, "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "callscope.tui.cli", "live", "--headless", "--provider",
+             "openai-chat", "--model", "m", "--base-url", url + "/v1", "-o", str(path),
+             "--header", "x-callscope-fault:stall=300,hold=30", "hi"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            deadline = time.monotonic() + 20
+            while not list(tmp_path.glob(".s.jsonl.*.partial")) or (
+                    b'"t"' not in next(tmp_path.glob(".s.jsonl.*.partial")).read_bytes()):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=10) == 130
+        finally:
+            proc.kill()
+            proc.wait()
+    end = open_input(str(path)).end
+    assert end.kind == "cut" and end.at is not None and end.detail == "interrupted by the user"
+    assert chunks_of(path) == CHAT.read_bytes()[:300]

@@ -165,7 +165,14 @@ def _live_table(request: LiveRequest, path: str, timeout: float, out: TextIO) ->
             table.step(step, engine.pipeline)
         out.flush()
 
-    result = record(request, path, on_chunk=on_chunk, timeout=timeout)
+    def terminated(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # ends the session as interrupted, with its time, then exits
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        result = record(request, path, on_chunk=on_chunk, timeout=timeout)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     for step in engine.close():
         table.step(step, engine.pipeline)
     table.turn(turn_record(engine.pipeline))
