@@ -171,7 +171,14 @@ class TestFeatures:
 
     def test_the_export_prompt(self, snap_compare, monkeypatch):
         monkeypatch.chdir("/")  # (the default path is in the working directory; nothing written)
-        assert snap_compare(demo(), terminal_size=SIZE, run_before=then("end", "S"))
+
+        async def prompted(pilot: Pilot) -> None:
+            await then("end", "S")(pilot)
+            field = pilot.app.screen.query_one(Input)
+            field.cursor_blink = False  # (a blinking cursor is drawn or not, by the clock)
+            await pilot.pause()
+
+        assert snap_compare(demo(), terminal_size=SIZE, run_before=prompted)
 
     def test_the_folder_list(self, snap_compare, monkeypatch, tmp_path):
         for name in ("demo.jsonl", "demo_complete.jsonl", "anthropic/max_tokens.jsonl"):
