@@ -41,3 +41,16 @@ def test_the_ending_is_said_once_the_stream_is_over() -> None:
     assert "response.function_call_arguments.delta at #20 was never dispatched" in text
     cut = tl.cut_at(3000)
     assert "ending transport cut at byte 3000" in head(cut.view(len(cut) - 1), cut).plain
+
+
+def test_the_replay_table_says_the_ending_too(capsys) -> None:
+    """The demo's reset mid-body was said nowhere: replay's table says it, in the headline's words."""
+    from callscope.tui.cli import main
+
+    assert main(["replay", str(ROOT / "sessions/demo.jsonl")]) == 0
+    out = capsys.readouterr().out
+    tl = timeline("sessions/demo.jsonl")
+    said = head(tl.view(len(tl) - 1), tl).plain
+    line = next(row for row in out.splitlines() if row.strip().startswith("ending: "))
+    assert "transport reset by the peer at byte 8329" in line
+    assert line.strip().removeprefix("ending: ") in said.replace("\n", " ")
