@@ -86,3 +86,21 @@ async def test_the_status_line_wraps_at_words_in_a_narrow_terminal() -> None:
         said = " ".join(row.strip() for row in rows)
         for piece in ("step 127 of 128", "frame #20 of 21", "8329/8329 B", "chunking recorded"):
             assert piece in said, rows  # (no piece cut at the edge)
+
+
+def test_a_word_longer_than_the_pane_breaks_after_a_dot_not_mid_name() -> None:
+    """The headline's ending names an event longer than a narrow pane: it breaks where the name
+    has a joint (response.function_call_arguments. / delta), and the rows counted are the rows
+    drawn."""
+    from callscope.tui.panes.rows import Wrapped
+    from textual.content import Content
+
+    text = ("ending transport reset; no terminal signal: response.function_call_arguments.delta "
+            "at #20 was never dispatched")
+    block = Wrapped(("t",), lambda: Content(text))
+    rows = block.rows(33)
+    lines = [line.plain.strip() for line in block.lines(33)]
+    assert "response.function_call_arguments." in lines and lines[lines.index(
+        "response.function_call_arguments.") + 1].startswith("delta")
+    assert rows == len(lines) and all(len(line) <= 33 for line in lines)
+    assert " ".join(lines).replace(". delta", ".delta") == text

@@ -8,6 +8,7 @@ walk rich's ``divide_line`` makes, without building the wrapped lines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rich._wrap import divide_line, re_word
@@ -104,3 +105,33 @@ def fold_strip(strip: Strip, width: int) -> list[Strip]:
         return [strip.crop(0, width) if cells > width else strip]
     rows = list(strip.divide([*range(width, cells, width), cells]))
     return (rows + [Strip.blank(0)] * want)[:want]
+
+
+BREAK_AFTER = "._/-,:;"
+"""Characters after which a word longer than the width is broken (an event type, a path, an id:
+response.function_call_arguments. / delta), rather than at whatever cell the width falls."""
+_LONG_WORD = re.compile(r"\S{9,}")
+
+
+def soft_breaks(content: Content, width: int) -> Content:
+    """``content`` with a line break inside each word longer than ``width`` cells, after the
+    last of :data:`BREAK_AFTER` that fits (a word without one is left to the usual fold)."""
+    plain = content.plain
+    if width < 8 or cell_len(plain) <= width:
+        return content
+    cuts: list[int] = []
+    for match in _LONG_WORD.finditer(plain):
+        start, end = match.span()
+        while cell_len(plain[start:end]) > width:
+            size = width
+            while cell_len(plain[start:start + size]) > width:  # (wide characters)
+                size -= 1
+            piece = plain[start:start + size]
+            at = max(piece.rfind(c) for c in BREAK_AFTER) + 1
+            if at <= 0:
+                break
+            cuts.append(start + at)
+            start += at
+    if not cuts:
+        return content
+    return Content("\n").join(content.divide(cuts))

@@ -24,7 +24,7 @@ from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
-from .folding import wrap_rows
+from .folding import soft_breaks, wrap_rows
 from .paint import PaintCache, render_lines
 from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
 
@@ -72,12 +72,14 @@ class Wrapped(Block):
     def lines(self, width: int) -> list[Content]:
         lines = self._wrapped.get(width)
         if lines is None:
-            lines = self._wrapped[width] = self.content.wrap(max(width, 1)) or [Content("")]
+            lines = self._wrapped[width] = (soft_breaks(self.content, width).wrap(max(width, 1))
+                                            or [Content("")])
         return lines
 
     def rows(self, width: int) -> int:
         lines = self._wrapped.get(width)  # (counted, not wrapped, unless drawn already)
-        count = len(lines) if lines is not None else max(1, wrap_rows([self.content], width))
+        count = len(lines) if lines is not None else max(
+            1, wrap_rows([soft_breaks(self.content, width)], width))
         return count + self.blank_after
 
     def render(self, width: int, view: RowsView) -> list[Strip]:
