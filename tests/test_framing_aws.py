@@ -253,3 +253,16 @@ def test_the_first_byte_tells_the_framing() -> None:
     assert [f._replace(first_chunk=0, last_chunk=0) for f in frames] == \
         decode_all(data, "aws-eventstream")
     assert frames[0].first_chunk == 1  # the empty read before it still counts
+
+
+def test_a_session_file_keeps_binary_reads_byte_for_byte(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from callscope.core.session import Chunk, SessionHeader, StreamEnd, open_input, save_session
+
+    data = stream(random.Random(4), 5)
+    chunks = [Chunk(0.001 * i, piece) for i, piece in enumerate(split(data, random.Random(5)))]
+    path = str(tmp_path / "b.jsonl")
+    save_session(path, SessionHeader(protocol="bedrock-converse"), chunks, StreamEnd("clean"))
+    back = list(open_input(path).chunks())
+    assert [c.data for c in back] == [c.data for c in chunks]
+    assert decode_all(b"".join(c.data for c in back), "aws-eventstream") == \
+        decode_all(data, "aws-eventstream")
