@@ -18,7 +18,7 @@ import errno
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ from ..core.providers import SPECS
 from ..core.providers.spec import LiveShape, function_tool
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd, save_session
 from ..core.sse import decode_all
+from .decoded import DecodedCopy, encoding_of, header_notes
 
 MAX_ERROR_BODY = 1024 * 1024
 """The most of an HTTP error body that is kept."""
@@ -176,7 +177,9 @@ class LiveResult:
     content_type: str = ""
     content_encoding: str = ""
     """Set when the server compressed the body despite ``Accept-Encoding: identity``: the
-    recorded bytes are then the compressed ones."""
+    recorded bytes are then the compressed ones (and ``decoded_path`` the stream)."""
+    decoded_path: str | None = None
+    """The decoded session beside the raw one (gzip, deflate; ``net/decoded.py``)."""
     disagreements: list[str] = field(default_factory=list)
     """Where httpx-sse read the recorded bytes differently from the engine's decoder."""
 
@@ -243,9 +246,13 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
                          json=request.body) as response:
             result.status = response.status_code
             result.content_type = response.headers.get("content-type", "")
-            encoding = response.headers.get("content-encoding", "identity").lower()
-            result.content_encoding = "" if encoding == "identity" else encoding
-            with SessionWriter(path, _header(request, recorded_at, response)) as writer:
+            result.content_encoding = encoding_of(response.headers)
+            notes = header_notes(path, result.content_encoding) if (
+                response.status_code < 400) else {}
+            header = replace(_header(request, recorded_at, response), extra=notes)
+            decoded = DecodedCopy.open(path, header, result.content_encoding) if notes else None
+            result.decoded_path = decoded.writer.path if decoded is not None else None
+            with SessionWriter(path, header) as writer:
                 interrupted: BaseException | None = None
                 try:
                     if response.status_code >= 400:
@@ -254,11 +261,13 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
                         for data in response.iter_raw():
                             chunk = Chunk(time.monotonic() - start, data)
                             writer.write(chunk)
-                            received += data
                             result.size += len(data)
                             result.chunks += 1
-                            if on_chunk is not None:
-                                on_chunk(chunk)
+                            plain = decoded.write(chunk) if decoded is not None else chunk
+                            if plain is not None:  # the engine reads the stream, decoded
+                                received += plain.data
+                                if on_chunk is not None:
+                                    on_chunk(plain)
                             if stop is not None and stop():
                                 result.end = StreamEnd("cut", detail=STOPPED,
                                                        at=time.monotonic() - start)
@@ -274,6 +283,8 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
                                            at=time.monotonic() - start)
                     interrupted = exc
                 writer.finish(result.end)
+                if decoded is not None:
+                    decoded.finish(result.end)
                 if interrupted is not None:
                     raise interrupted
     except httpx.TransportError as exc:  # before any response: nothing but the fact

@@ -14,19 +14,17 @@ the first one's header, so that what replays is the stream and not compressed by
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-import zlib
 from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd
 from ..core.session import redact_header as redacted_header  # what the writer puts on disk
-from .capture_rules import DECODABLE, is_stream
+from .capture_rules import is_stream
 from .capture_rules import wants_stream as asked_for_stream
+from .decoded import DecodedCopy, encoding_of, header_notes
 from .http1 import Request, Responder
 from .live import MAX_ERROR_BODY, transport_end
 
@@ -56,10 +54,6 @@ def wants_stream(request: Request) -> bool:
     return asked_for_stream(request.path, request.header("accept"), request.body)
 
 
-def decoded_path(path: str) -> str:
-    return path.removesuffix(".jsonl") + ".decoded.jsonl"
-
-
 class Relay:
     """Relays ``response`` to ``out`` and records it (when it is a stream, or an HTTP error
     answering a streaming request)."""
@@ -71,8 +65,7 @@ class Relay:
         self.status = response.status_code
         self.forwarding = True
         self.writer: SessionWriter | None = None
-        self.decoded: SessionWriter | None = None
-        self._decoder: Any = None
+        self.decoded: DecodedCopy | None = None
         self.error_body = bytearray()
         self._finished = False
 
@@ -104,24 +97,12 @@ class Relay:
                        f"{out.bytes_sent} B, {end.kind}{where}")
 
     def _open(self, path: str) -> None:
-        encoding = self.response.headers.get("content-encoding", "identity").strip().lower()
-        extra: dict[str, Any] = {}
-        if encoding not in ("", "identity") and self.status < 400:
-            extra["content_encoding"] = encoding
-            if encoding in DECODABLE:
-                extra["decoded"] = os.path.basename(decoded_path(path))
-                self._decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)
-            else:
-                extra["decoded"] = None  # said, so nobody takes the bytes for the stream
-        shown = self.header(self.response, **extra)
+        encoding = encoding_of(self.response.headers) if self.status < 400 else ""
+        shown = self.header(self.response, **header_notes(path, encoding))
         self.writer = SessionWriter(path, shown)
-        if self._decoder is not None:
-            plain = self.header(self.response, decoded_from=os.path.basename(path),
-                                content_encoding=encoding)
-            headers = {k: v for k, v in (plain.response_headers or {}).items()
-                       if k.lower() != "content-encoding"}
-            shown = replace(plain, response_headers=headers)  # the TUI shows the stream
-            self.decoded = SessionWriter(decoded_path(path), shown)
+        self.decoded = DecodedCopy.open(path, shown, encoding)
+        if self.decoded is not None:
+            shown = self.decoded.header  # the TUI shows the stream
         if self.proxy.on_session is not None:
             self.proxy.on_session(path)
         if self.proxy.observer is not None:
@@ -136,18 +117,10 @@ class Relay:
             return
         chunk = Chunk(self._now(), data)
         writer.write(chunk)
-        shown = chunk
-        if self._decoder is not None and self.decoded is not None:
-            try:
-                plain = self._decoder.decompress(data)
-            except zlib.error:
-                plain = b""  # the raw session keeps the bytes; the decoded one stops growing
-            if plain:
-                shown = Chunk(chunk.t, plain)
-                self.decoded.write(shown)
-            else:
-                shown = Chunk(chunk.t, b"")
-        if self.proxy.observer is not None and shown.data:
+        shown: Chunk | None = chunk
+        if self.decoded is not None:
+            shown = self.decoded.write(chunk)
+        if self.proxy.observer is not None and shown is not None:
             self.proxy.observer.chunk(writer.path, shown)
 
     async def _pump(self) -> None:

@@ -423,3 +423,28 @@ def test_live_stopped_by_sigterm_saves_the_session_with_its_end_time(tmp_path):
     end = open_input(str(path)).end
     assert end.kind == "cut" and end.at is not None and end.detail == "interrupted by the user"
     assert chunks_of(path) == CHAT.read_bytes()[:300]
+
+
+def test_a_compressed_stream_is_recorded_raw_and_decoded_beside_it(keys, tmp_path):
+    import gzip
+
+    from callscope.net.http1 import BackgroundServer, HTTPServer
+
+    plain = CHAT.read_bytes()
+    packed = gzip.compress(plain)
+
+    async def gzipped(request, out):
+        await out.start(200, [("content-type", "text/event-stream"), ("content-encoding", "gzip")])
+        for i in range(0, len(packed), 500):
+            await out.send(packed[i:i + 500])
+        await out.end()
+
+    path = tmp_path / "z.jsonl"
+    with BackgroundServer(lambda: HTTPServer(gzipped)) as url:
+        code, out = run_cli("live", "--provider", "openai-chat", "--model", "m", "--base-url",
+                            url + "/v1", "-o", str(path), "hi")
+    decoded = tmp_path / "z.decoded.jsonl"
+    assert code == 0 and chunks_of(path) == packed and chunks_of(decoded) == plain
+    assert f"the decoded stream is in {decoded}" in out
+    assert "get_stock_price" in out  # the engine read the decoded stream
+    assert open_input(str(decoded)).header.response_headers.get("content-encoding") is None

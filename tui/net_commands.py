@@ -192,8 +192,10 @@ def _live_report(result: LiveResult, out: TextIO) -> None:
     detail = f" ({inert(end.detail, 200)})" if end.detail else ""
     out.write(f"-- stream: {end.kind}{detail}, {result.size} B in {result.chunks} chunks{took}\n")
     if result.content_encoding:
+        beside = (f"; the decoded stream is in {inert(result.decoded_path, 200)}"
+                  if result.decoded_path else "; callscope cannot decode it")
         out.write(f"-- note: the body came compressed ({inert(result.content_encoding, 40)}); "
-                  "the session holds the compressed bytes\n")
+                  f"the session holds the compressed bytes{beside}\n")
     for problem in result.disagreements:
         out.write(f"-- httpx-sse disagrees: {inert(problem, 200)}\n")
     out.write(f"wrote {result.path}\n")
