@@ -270,3 +270,24 @@ def exception_message(exception_type: str, payload: bytes) -> bytes:
     return encode_message(((":exception-type", exception_type),
                            (":content-type", "application/json"),
                            (":message-type", "exception")), payload)
+
+
+def describe(frame: Frame) -> list[tuple[str, str]]:
+    """A binary frame, readably, for the debugger: its prelude, headers, payload size and the
+    checksum verdict (label, text); nothing for a frame of another framing."""
+    raw = frame.raw
+    if not (frame.headers or frame.fault) or len(raw) < PRELUDE:
+        return []
+    total, headers_length, crc = _PRELUDE.unpack_from(raw, 0)
+    prelude_ok = crc32(raw[:8]) & 0xFFFFFFFF == crc
+    facts = [("prelude", f"total {total} B, headers {headers_length} B, CRC32 {crc:#010x} "
+                         f"{'holds' if prelude_ok else 'DOES NOT MATCH'}")]
+    if len(raw) == total:
+        message_crc = _U32.unpack_from(raw, total - 4)[0]
+        holds = crc32(raw[:total - 4]) & 0xFFFFFFFF == message_crc
+        facts += [("headers", "; ".join(f"{name} = {value}" for name, value in frame.headers)
+                              or "(not read)"),
+                  ("payload", f"{max(total - headers_length - SMALLEST, 0)} B"),
+                  ("message CRC", f"{message_crc:#010x} {'holds' if holds else 'DOES NOT MATCH'}")]
+    facts.append(("verdict", frame.fault[1] if frame.fault else "both checksums hold"))
+    return facts

@@ -266,3 +266,19 @@ def test_a_session_file_keeps_binary_reads_byte_for_byte(tmp_path) -> None:  # t
     assert [c.data for c in back] == [c.data for c in chunks]
     assert decode_all(b"".join(c.data for c in back), "aws-eventstream") == \
         decode_all(data, "aws-eventstream")
+
+
+def test_the_debugger_describes_a_binary_frame_and_its_checksum_verdict() -> None:
+    from callscope.core.aws_eventstream import describe
+
+    good, = decode_all(event_message("contentBlockStop", b'{"contentBlockIndex":0}'),
+                       "aws-eventstream")
+    facts = dict(describe(good))
+    assert "holds" in facts["prelude"] and "holds" in facts["message CRC"]
+    assert ":event-type = contentBlockStop" in facts["headers"]
+    assert facts["verdict"] == "both checksums hold"
+    bad = bytearray(good.raw)
+    bad[-1] ^= 1
+    broken, = decode_all(bytes(bad), "aws-eventstream")
+    assert "DOES NOT MATCH" in dict(describe(broken))["message CRC"]
+    assert describe(decode_all(b"data: {}\n\n")[0]) == []

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from ...core.aws_eventstream import describe
 from ...core.timeline import Timeline, View
+from .. import safe
 from ..screens import frame_detail
 from .frame_text import FrameText, timed
 from .rawbytes import line_spans
@@ -78,7 +80,14 @@ class FrameDetailPane(RowsView):
         muted = st["dim"] if not frame.dispatch else None
         raw = [self._text.line(frame.raw, frame.start, start, end, None, muted, st)
                for start, end in line_spans(frame.raw)]
-        return frame_detail(self.timeline, self.index, raw, timed=self._text.timed)
+        detail = frame_detail(self.timeline, self.index, raw, timed=self._text.timed)
+        binary = describe(frame)  # an AWS event-stream message: prelude, headers, checksums
+        if not binary:
+            return detail
+        head = Content.assemble(("Event-stream message\n", "bold $text-primary"), *(
+            part for label, value in binary
+            for part in ((f"{label:>11} ", "$text-muted"), safe.content(value), "\n")), "\n")
+        return head + detail
 
     def plain(self) -> str:
         """What the pane says, as text (for tests)."""
