@@ -116,6 +116,9 @@ class EventStreamDecoder(FramedDecoder):
         self._base = 0  # stream offset of _buf[0]
         self._total: int | None = None  # the pending message's length, once its prelude is read
 
+    def _pending(self) -> int:
+        return len(self._buf) - self._pos
+
     def close(self) -> list[Frame]:
         """End of stream: an unfinished message is a cut, shown as a frame that does not
         dispatch."""
@@ -123,7 +126,7 @@ class EventStreamDecoder(FramedDecoder):
             return []
         self._closed = True
         if self._stopped or self._pos == len(self._buf):
-            return []
+            return self._rest_frame()
         start = self._base + self._pos
         raw = bytes(self._buf[self._pos:])
         self._stopped = True
@@ -185,6 +188,8 @@ class EventStreamDecoder(FramedDecoder):
         """The prelude at ``start`` cannot be framed past: it becomes the last frame."""
         raw = bytes(self._buf[self._pos:self._pos + PRELUDE])
         self._stopped = True
+        if problem is not None:
+            self._keep_rest(start + PRELUDE, self._buf[self._pos + PRELUDE:])
         self._pos = len(self._buf)
         if problem is None:
             line = f"[callscope stopped framing: message larger than {self._max_block} bytes]"

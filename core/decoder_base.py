@@ -25,6 +25,10 @@ class FramedDecoder:
         self._closed = False
         self._stopped = False
         """Framing stopped (a fault or the size limit): later bytes are counted only."""
+        self._rest = bytearray()
+        """After a fault that stops framing, the bytes past it (up to the block limit): nothing
+        received is dropped, :meth:`_rest_frame` shows them at the end of the stream."""
+        self._rest_start: int | None = None
 
     @property
     def bytes_received(self) -> int:
@@ -33,6 +37,14 @@ class FramedDecoder:
     @property
     def frames_emitted(self) -> int:
         return self._frames
+
+    @property
+    def pending(self) -> int:
+        """Bytes received that belong to no completed frame yet."""
+        return self._pending() + len(self._rest)
+
+    def _pending(self) -> int:
+        return 0
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """One network read: the frames it completed."""
@@ -53,7 +65,26 @@ class FramedDecoder:
 
     def _take(self, data: bytes) -> list[Frame]:
         self._received += len(data)
-        return [] if self._stopped else self._frames_of(data)
+        if not self._stopped:
+            return self._frames_of(data)
+        if self._rest_start is not None:
+            self._rest += data[:max(self._max_block - len(self._rest), 0)]
+        return []
+
+    def _keep_rest(self, start: int, data: bytes | bytearray) -> None:
+        """Framing stopped at a fault: keep the bytes from ``start`` on for :meth:`_rest_frame`."""
+        self._rest_start = start
+        self._rest += data[:self._max_block]
+
+    def _rest_frame(self) -> list[Frame]:
+        """The bytes past a fault that stopped framing, as one frame that does not dispatch."""
+        if self._rest_start is None or not self._rest:
+            return []
+        raw = bytes(self._rest)
+        self._rest.clear()
+        return [self._new_frame(self._rest_start, raw,
+                                (f"[{len(raw)} bytes after framing stopped, not framed]",),
+                                event=None, data="", dispatch=False, terminated=False)]
 
     def _frames_of(self, data: bytes) -> list[Frame]:
         """The frames these bytes complete."""

@@ -36,6 +36,11 @@ class Decoder(Protocol):
     @property
     def frames_emitted(self) -> int: ...
 
+    @property
+    def pending(self) -> int:
+        """Bytes received that belong to no completed frame yet."""
+        ...
+
     def feed(self, chunk: bytes) -> list[Frame]:
         """One network read: the frames it completed."""
         ...
@@ -97,6 +102,10 @@ class SniffingDecoder:
     @property
     def frames_emitted(self) -> int:
         return self._inner.frames_emitted if self._inner is not None else 0
+
+    @property
+    def pending(self) -> int:
+        return self._inner.pending if self._inner is not None else 0
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if self._inner is not None:

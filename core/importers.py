@@ -5,7 +5,8 @@ session file with a JSON object line, and anything else is a raw capture taken b
 as one chunk, in the framing its first byte says (:func:`.framing.sniff`): SSE (``curl -N``
 output), the AWS event stream (Bedrock, a zero byte first: its prelude CRC32 must hold), or
 NDJSON (a first line that a protocol framed as NDJSON recognises, as Ollama's). ``FILE.har#2``
-picks the second streamed response of a HAR. Nothing here executes or evaluates what it reads; it only parses JSON and base64.
+picks the second streamed response of a HAR. Nothing here executes or evaluates what it reads;
+it only parses JSON and base64.
 """
 
 from __future__ import annotations

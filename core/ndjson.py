@@ -32,6 +32,9 @@ class NDJSONDecoder(FramedDecoder):
         self._base = 0  # stream offset of _buf[0]
         self._scan = 0  # where the LF search resumes in _buf
 
+    def _pending(self) -> int:
+        return len(self._buf)
+
     def close(self) -> list[Frame]:
         """End of stream: a last line without its LF is shown, not read."""
         if self._closed:

@@ -196,8 +196,11 @@ def test_an_impossible_length_stops_framing(total: int, headers_length: int) -> 
     prelude = struct.pack("!II", total, headers_length)
     data = prelude + struct.pack("!I", crc32(prelude)) + b"\x00" * 60 + event_message("a", b"{}")
     frames = decode_all(data, "aws-eventstream")
-    assert len(frames) == 1 and frames[0].raw == data[:12]
+    assert len(frames) == 2 and frames[0].raw == data[:12]
     assert frames[0].fault is not None and frames[0].fault[0] == "frame_length"
+    # Nothing received is dropped: the bytes past the fault are kept, in a frame that does not
+    # dispatch (framing cannot find a boundary after an impossible length).
+    assert frames[1].raw == data[12:] and not frames[1].dispatch and not frames[1].terminated
 
 
 def test_a_payload_past_botocores_limit_is_impossible() -> None:
