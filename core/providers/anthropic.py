@@ -22,8 +22,8 @@ from ..frame import Frame
 from ..gate.codes import Code
 from .base import Handler, int_or_none, short, text_or_none
 from .blocks import Block, BlockReader
-from .spec import UNKNOWN_STOP
 from .specs.anthropic import SPEC
+from .stops import report_stop
 
 STOP_REASONS = SPEC.stop_reasons
 """stop_reason -> verdict (declared in :mod:`.specs.anthropic`)."""
@@ -276,18 +276,8 @@ class AnthropicReader(BlockReader):
         delta = payload.get("delta")
         delta = delta if isinstance(delta, dict) else {}
         reason = delta.get("stop_reason")
-        if isinstance(reason, str):
-            verdict = SPEC.classify(reason)
-            if verdict is None:  # not known to be a success: a failure, as for the others
-                self.anomaly(frame, Code.UNKNOWN_STOP_REASON,
-                             f"unknown stop_reason {short(reason)}; treated as failed")
-                verdict = UNKNOWN_STOP
-            self.emit(StopReported(frame.index, reason, verdict.cut, verdict.failed))
-            self._stopped = True
-        elif reason is not None:  # not known to be a success: a failure
-            self.anomaly(frame, Code.BAD_STOP_REASON,
-                         f"stop_reason is not a string ({short(reason)}); treated as failed")
-            self.emit(StopReported(frame.index, short(reason), cut=False, failed=True))
+        if reason is not None:  # null is "not yet": message_stop says when it never came
+            report_stop(self, SPEC, frame, "stop_reason", reason)
             self._stopped = True
         details = delta.get("stop_details")
         if isinstance(details, dict):

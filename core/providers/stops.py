@@ -1,6 +1,7 @@
 """One stop reason, classified by the protocol's table, for readers whose stop reason is one
-field of one event (Bedrock's ``stopReason``, Ollama's ``done_reason``): a documented reason as
-the spec says, an undocumented one reported and failed, a missing or non-string one failed."""
+field of one event (Bedrock's ``stopReason``, Ollama's ``done_reason``, Anthropic's
+``stop_reason``): a documented reason as the spec says, an undocumented one reported and
+failed, a missing or non-string one failed."""
 
 from __future__ import annotations
 
