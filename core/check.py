@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,23 @@ def dispatch_point(frame: Frame) -> int:
     return frame.end - (2 if frame.raw.endswith(b"\r\n") else 1)
 
 
+def each_cut(frames: Sequence[Frame], pipeline: CallPipeline,
+             visit: Callable[[int, CallPipeline], None]) -> int | None:
+    """Finish a fork of ``pipeline`` after each prefix of ``frames`` (0 to all of them) and
+    visit it with the prefix's length: one cut class per frame boundary, each read once.
+    Returns the first class whose frames include the terminal signal (None: it never came)."""
+    terminal_class: int | None = None
+    for m in range(len(frames) + 1):
+        finished = pipeline.fork()
+        finished.finish()
+        visit(m, finished)
+        if m < len(frames):
+            pipeline.push_frame(frames[m])  # (no steps: only decisions are compared)
+            if terminal_class is None and pipeline.state.complete:
+                terminal_class = m + 1  # classes >= this one include the terminal frame
+    return terminal_class
+
+
 def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None,
                 tools: ToolSet, seeds: Sequence[int] = (1, 2, 3),
                 limits: Limits = DEFAULT_LIMITS) -> CheckReport:
@@ -107,15 +124,8 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
     points = [dispatch_point(f) for f in frames]
     pipeline = CallPipeline(protocol, tools, limits, contrast=False)
     outcomes: list[Outcome] = []
-    terminal_class: int | None = None
-    for m in range(len(frames) + 1):
-        finished = pipeline.fork()
-        finished.finish()
-        outcomes.append(_outcome(finished.decisions))
-        if m < len(frames):
-            pipeline.push_frame(frames[m])  # (no steps: only decisions are compared)
-            if terminal_class is None and pipeline.state.complete:
-                terminal_class = m + 1  # classes >= this one include the terminal frame
+    terminal_class = each_cut(frames, pipeline,
+                              lambda m, finished: outcomes.append(_outcome(finished.decisions)))
     report.protocol = pipeline.protocol
     full = outcomes[-1]
     for m, outcome in enumerate(outcomes):

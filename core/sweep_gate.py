@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .check import dispatch_point
+from .check import dispatch_point, each_cut
 from .engine import CallPipeline, Engine
 from .framing import decode_all, framing_of
 from .limits import DEFAULT_LIMITS, Limits
@@ -101,14 +101,7 @@ def cut_classes(data: bytes, protocol: str | None, tools: ToolSet,
     frames = decode_all(data, framing_of(protocol), limits.max_block_bytes)
     pipeline = CallPipeline(protocol, tools, limits, contrast=False)
     outcomes: list[GateOutcome] = []
-    terminal_class: int | None = None
-    for m in range(len(frames) + 1):
-        finished = pipeline.fork()
-        finished.finish()
-        outcomes.append(_outcome(finished, m))
-        if m < len(frames):
-            pipeline.frame(frames[m])
-            if terminal_class is None and pipeline.state.complete:
-                terminal_class = m + 1
+    terminal_class = each_cut(frames, pipeline,
+                              lambda m, finished: outcomes.append(_outcome(finished, m)))
     return CutClasses(len(data), tuple(dispatch_point(f) for f in frames), tuple(outcomes),
                       terminal_class)
