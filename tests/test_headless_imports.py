@@ -17,7 +17,8 @@ PROBE = """
 import sys
 from callscope.tui.cli import main
 code = main(sys.argv[1:])
-heavy = sorted(m for m in ("asyncio", "ssl", "httpx", "httpx_sse", "textual", "jsonschema")
+heavy = sorted(m for m in ("asyncio", "ssl", "httpx", "httpx_sse", "textual", "jsonschema",
+                                "importlib.metadata")
                if m in sys.modules)
 print(code, *heavy)
 """

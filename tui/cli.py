@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,6 +32,8 @@ def sessions_dir() -> Path:
     here = Path(__file__).resolve().parent.parent / "sessions"
     if here.is_dir():
         return here
+    from importlib import resources  # (here: it costs every command's start-up ~20 ms)
+
     return Path(str(resources.files("callscope") / "sessions"))
 
 
@@ -335,13 +336,25 @@ _offset = _whole_number("a byte offset")
 _count = _whole_number("a count")
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked: importlib.metadata costs every command ~50 ms of
+    start-up, which is most of a small replay's budget."""
 
-    try:
-        return version("callscope")
-    except PackageNotFoundError:  # (run from a checkout that was never installed)
-        return "unknown"
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show the program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("callscope")
+        except PackageNotFoundError:  # (run from a checkout that was never installed)
+            found = "unknown"
+        print(f"callscope {found}")  # on stdout, as argparse's own version action does
+        parser.exit()
 
 
 NETWORK_COMMANDS = ("serve", "live", "proxy")
@@ -353,7 +366,7 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
         epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
-    parser.add_argument("--version", action="version", version=f"callscope {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:
