@@ -25,7 +25,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import var
 from textual.theme import Theme
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..core.lanes import CallView
 from ..core.replay import Chunking, TimedBytes
@@ -39,6 +39,7 @@ from .app_rebuild import RebuildActions
 from .app_search import SearchActions
 from .commands import BINDINGS, CallscopeCommands
 from .follow import Follower
+from .footer import FittingFooter
 from .gcpolicy import GcPolicy
 from .indexer import BACKGROUND_BYTES, Indexer
 from .panes.buffers import BuffersPane
@@ -117,7 +118,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
                 yield FrameDetailPane(id="frame-detail")
             yield BuffersPane(id="buffers")
             yield DecisionsPane(id="decisions")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.gc_policy.start()

@@ -32,7 +32,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ..core.errors import CallscopeError
 from ..core.redact import redact_url
@@ -45,6 +45,7 @@ from . import safe
 from .app import CallscopeApp
 from .commands import DEBUGGER_ACTIONS
 from .follow import END_STYLES, REFRESH
+from .footer import FittingFooter
 from .inbox import Inbox
 from .live import end_notice
 
@@ -201,7 +202,7 @@ class CapturesScreen(Screen[None]):
         yield Static(id="captures-info")
         yield DataTable(id="captures", cursor_type="row", zebra_stripes=True)
         yield Static(id="captures-log")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -222,6 +223,9 @@ class CapturesScreen(Screen[None]):
         self.query_one("#captures-info", Static).update(info)
         self.query_one("#captures-log", Static).update(
             Content("\n").join([safe.content(safe.short(line, 200)) for line in log]))
+
+    def on_screen_resume(self) -> None:
+        cast(ProxyApp, self.app)._show_list()  # what changed while it was hidden
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
@@ -256,6 +260,9 @@ class ProxyApp(CallscopeApp):
         self.list_screen = CapturesScreen()
         self.install_screen(self.list_screen, "captures")  # kept (and its table) when popped
         self._list_timer: Timer | None = None
+        self._changed: dict[str, Capture] = {}
+        """The captures whose row is out of date (a row is made again only when it changed,
+        and only while the list is on screen: a long list costs nothing per read)."""
         self._lock = threading.Lock()
         self._closing = False
         self._late: list[CaptureFact] = []
@@ -272,12 +279,14 @@ class ProxyApp(CallscopeApp):
         except OSError as exc:
             self.post_message(ProxyEvent(error=f"cannot start the relay: {exc}"))
         else:
-            self._reader = threading.Thread(target=self._read_relay, args=(self._relay,),
-                                            name="callscope-relay-reader", daemon=True)
-            self._reader.start()
+            # Before the reader starts: Linux keeps a nice value per thread and a thread takes
+            # its creator's, so the reader (which parses every fact) yields the CPU too.
             if self.yield_cpu and hasattr(os, "nice"):
                 with contextlib.suppress(OSError):
                     os.nice(SCREEN_NICENESS)
+            self._reader = threading.Thread(target=self._read_relay, args=(self._relay,),
+                                            name="callscope-relay-reader", daemon=True)
+            self._reader.start()
         self.call_after_refresh(self._show_list)
 
     # -- the relay's pipe (a thread of its own) ----------------------------------------------
@@ -379,29 +388,34 @@ class ProxyApp(CallscopeApp):
         capture = Capture(len(self.captures) + 1, message.path, header,
                           Timeline.live(header.protocol, tools), redact_url(self.upstream))
         self.captures[message.path] = capture
-        self._list_changed()
+        self._list_changed(capture)
 
     def on_capture_chunk(self, message: CaptureChunk) -> None:
         capture = self.captures.get(message.path)
         if capture is not None and not capture.timeline.closed:
             capture.timeline.extend(message.chunk.t, message.chunk.data)
             self._grown[id(capture.timeline)] = capture.timeline  # refreshed once per slice
+            self._changed[capture.path] = capture
 
     def on_capture_ended(self, message: CaptureEnded) -> None:
         capture = self.captures.get(message.path)
         if capture is not None:
             capture.timeline.finish(message.end)
             self.follower.grew(capture.timeline)
-            self._list_changed()
+            self._list_changed(capture)
             if self.follower.stream is capture.timeline and self.screen is not self.list_screen:
                 self.notify(end_notice(message.end), markup=False, timeout=4,
                             severity="information" if message.end.kind == "clean" else "error")
 
-    def _list_changed(self) -> None:
-        if self._list_timer is None and self.is_running:
+    def _list_changed(self, capture: Capture | None = None) -> None:
+        if capture is not None:
+            self._changed[capture.path] = capture
+        if self._list_timer is None and self.is_running and self.screen is self.list_screen:
             self._list_timer = self.set_timer(REFRESH, self._show_list)
 
     def _show_list(self) -> None:
+        """Bring the list up to date: the rows of the captures that changed since (the others
+        are as they were), the info and the log lines."""
         self._list_timer = None
         if not self.is_running:  # closing: the list's widgets are going away
             return
@@ -413,7 +427,8 @@ class ProxyApp(CallscopeApp):
              "$text-muted"), safe.content(safe.short(self.directory, 60)),
             (f"\n{len(self.captures)} capture{'s' * (len(self.captures) != 1)}; enter opens one "
              "(even while it streams), escape goes back to the open capture", "$text-muted"))
-        self.list_screen.show(list(self.captures.values()), info, list(self.log_lines))
+        changed, self._changed = list(self._changed.values()), {}
+        self.list_screen.show(changed, info, list(self.log_lines))
 
     # -- actions -------------------------------------------------------------------------------
 

@@ -13,10 +13,11 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..core.diff import CallSide, DiffReport, Side
 from . import safe
+from .footer import FittingFooter
 
 
 def side_view(report: DiffReport, side: Side, label: str, position: int) -> Content:
@@ -87,7 +88,7 @@ class DiffApp(App[None]):
                 yield Static(id="a")
             with VerticalScroll(classes="side"):
                 yield Static(id="b")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#headline", Static).update(
