@@ -57,3 +57,33 @@ async def test_the_list_opens_a_session_and_comes_back(tmp_path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is not app.list_screen
+
+
+async def test_every_column_fits_at_80_columns(tmp_path) -> None:
+    """At 80 cells the list scrolled sideways to reach the ending and the calls: now the name
+    is elided in the middle, the size and the ending are short, and nothing is off screen."""
+    root = folder(tmp_path)
+    deep = root / "bedrock-converse-recordings" / "truncated_mid_arguments_again.jsonl"
+    deep.parent.mkdir()
+    shutil.copy(ROOT / "sessions/demo.jsonl", deep)
+    app = FolderApp(str(root))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.list_screen.query_one(DataTable)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.read == 4:
+                break
+        await pilot.pause()
+        assert table.max_scroll_x == 0 and table.virtual_size.width <= table.size.width
+        assert [c.label.plain for c in table.columns.values()] == [
+            "file", "protocol", "size", "ending", "exec", "ref"]
+        name = str(table.get_cell(str(deep), "file"))
+        assert "…" in name and name.startswith("bedroc") and name.endswith("again.jsonl")
+        assert str(table.get_cell(str(root / "demo.jsonl"), "ending")) == "reset · no signal"
+        assert str(table.get_cell(str(root / "sub/complete.jsonl"), "ending")) == \
+            "clean · response.completed"[:19] + "…"
+        assert str(table.get_cell(str(root / "demo.jsonl"), "bytes")).strip() == "8.3k"
+        await pilot.resize_terminal(160, 30)  # wider: the columns of a wide terminal again
+        await pilot.pause()
+        assert "reset @8329" in str(table.get_cell(str(root / "demo.jsonl"), "ending"))
+        assert str(table.get_cell(str(deep), "file")).endswith("again.jsonl")

@@ -2,6 +2,8 @@
 
 Each row is what a headless replay says of the file (protocol, size, how the stream ended, calls
 executed and refused), computed in a thread worker so the list appears at once and fills in.
+The columns fit the terminal (from 80 cells: no sideways scrolling), laid out again on a
+resize: a long name is elided in the middle, a narrow terminal gets short sizes and endings.
 The debugger's panes sit under the list and show the session opened last; escape or ``l``
 comes back to the list.
 """
@@ -9,6 +11,7 @@ comes back to the list.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -16,8 +19,9 @@ from typing import cast
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ..core.ending import EndingWatch, transport_of
 from ..core.engine import Engine, FrameStep, Step
@@ -29,19 +33,56 @@ from ..core.tools import ToolSet, tools_from_request
 from . import safe
 from .app import CallscopeApp
 from .commands import DEBUGGER_ACTIONS
+from .footer import FittingFooter
 
 SUFFIXES = (".jsonl", ".sse", ".har")
 MAX_LISTED = 5000
 COLUMNS = {"file": 60, "protocol": 19, "bytes": 10, "ending": 40, "executed": 8, "refused": 7}
+NARROW_COLUMNS = {"file": 18, "protocol": 19, "bytes": 5, "ending": 20, "executed": 4,
+                  "refused": 3}
+"""In a terminal too narrow for :data:`COLUMNS` (under :data:`WIDE` cells): the size in short
+units (``8.1k``), the ending without its byte offset (the size column says it) and the calls
+columns under short labels (:data:`NARROW_LABELS`), so every column fits at 80 cells."""
+NARROW_LABELS = {"bytes": "size", "executed": "exec", "refused": "ref"}
+WIDE = 128
+PADDING = 1  # cells a column takes beyond its width: one blank after it (no cell padding)
+SCROLLBAR = 2
+
+
+def is_narrow(width: int) -> bool:
+    return width < WIDE
 
 
 def fitted(width: int) -> dict[str, int]:
-    """The columns' widths in a terminal ``width`` cells wide: the file name and the ending
-    take what the others leave (a narrower terminal scrolls the list sideways)."""
-    fixed = sum(w for name, w in COLUMNS.items() if name not in ("file", "ending"))
-    room = width - fixed - 2 * len(COLUMNS) - 2  # (cell padding, the scrollbar)
+    """The columns' widths in a terminal ``width`` cells wide: the file name takes what the
+    others leave (and the ending too, in a wide terminal); nothing scrolls sideways from 80
+    cells on."""
+    columns = NARROW_COLUMNS if is_narrow(width) else COLUMNS
+    fixed = sum(w for name, w in columns.items() if name != "file")
+    room = width - fixed - PADDING * len(columns) - SCROLLBAR
+    if is_narrow(width):
+        return {**columns, "file": max(columns["file"], room)}
+    room += COLUMNS["ending"]
     file = max(16, min(COLUMNS["file"], room - COLUMNS["ending"]))
     return {**COLUMNS, "file": file, "ending": max(24, min(COLUMNS["ending"], room - file))}
+
+
+def elide(name: str, width: int) -> str:
+    """``name`` in ``width`` cells: whole, or elided in the middle, so both its start (the
+    folder) and its end (the file's own name and suffix) show."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) // 3
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
+
+
+def short_size(size: int) -> str:
+    """A size in at most 5 cells: 968, 8.1k, 512k, 4.0M, 12M."""
+    for unit, scale in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
+    return str(size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +96,9 @@ class Entry:
     executed: int | None = None
     refused: int | None = None
     error: str | None = None
+    transport: str | None = None
+    signal: str | None = None
+    """The terminal signal (None: it never came)."""
 
 
 def sessions_in(directory: str) -> list[str]:
@@ -96,7 +140,8 @@ def summarize(path: str, override: ToolSet | None = None) -> Entry:
         said = watch.ending(engine.state, *transport_of(session.end))
         actions = [d.action for d in engine.pipeline.decisions.values()]
         return Entry(path, engine.state.protocol, watch.received, said.short(),
-                     actions.count("execute"), actions.count("refuse"))
+                     actions.count("execute"), actions.count("refuse"), transport=said.transport,
+                     signal=said.signal)
     except (CallscopeError, OSError) as exc:
         return Entry(path, "—", 0, "cannot be read", error=str(exc))
 
@@ -121,26 +166,58 @@ class FolderScreen(Screen[None]):
     def __init__(self, directory: str) -> None:
         super().__init__()
         self.directory = directory
+        self.entries: dict[str, Entry] = {}
+        self.widths: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="folder-info")
-        yield DataTable(id="folder", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield DataTable(id="folder", cursor_type="row", zebra_stripes=True, cell_padding=0)
+        yield FittingFooter()
 
     def on_mount(self) -> None:
+        self._lay_out(self.app.size.width)
+        self.query_one(DataTable).focus()
+
+    def on_resize(self, event: Resize) -> None:
+        if fitted(event.size.width) != self.widths:
+            self._lay_out(event.size.width)
+
+    def _lay_out(self, width: int) -> None:
+        """The columns for a terminal ``width`` cells wide, and every row again in them."""
         table = self.query_one(DataTable)
-        for name, width in fitted(self.app.size.width).items():
-            table.add_column(name, width=width, key=name)
-        table.focus()
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        self.widths, labels = fitted(width), NARROW_LABELS if is_narrow(width) else {}
+        for name, cells in self.widths.items():
+            table.add_column(labels.get(name, name), width=cells + PADDING, key=name)
+        for entry in self.entries.values():
+            table.add_row(*self._cells(entry), key=entry.path)
+        if self.entries:
+            table.move_cursor(row=min(cursor, len(self.entries) - 1))
+
+    def _cells(self, entry: Entry) -> tuple[Content | str, ...]:
+        w, narrow = self.widths, is_narrow(self.app.size.width)
+        name = elide(safe.plain(os.path.relpath(entry.path, self.directory)), w["file"])
+        if entry.error is not None:  # (what is wrong, not the path the row already names)
+            error = re.sub(r"^@\d+: ", "", entry.error.removeprefix(entry.path))
+            ending = safe.content(safe.short(error, w["ending"]), "$text-error")
+        elif narrow and entry.transport is not None:
+            said = f"{entry.transport} · {entry.signal or 'no signal'}"
+            ending = safe.content(safe.short(said, w["ending"]))
+        else:
+            ending = safe.content(safe.short(entry.ending, w["ending"]))
+        size = short_size(entry.size) if narrow else f"{entry.size:,}"
+        return (Content(name), safe.content(safe.short(entry.protocol, w["protocol"])),
+                size.rjust(w["bytes"]), ending,
+                "" if entry.executed is None else str(entry.executed).rjust(w["executed"]),
+                "" if entry.refused is None else str(entry.refused).rjust(w["refused"]))
 
     def show(self, entry: Entry) -> None:
         table = self.query_one(DataTable)
-        name = os.path.relpath(entry.path, self.directory)
-        cells = (safe.content(name), safe.content(entry.protocol), f"{entry.size:,}",
-                 safe.content(entry.error or entry.ending, "$text-error" if entry.error else ""),
-                 "" if entry.executed is None else str(entry.executed),
-                 "" if entry.refused is None else str(entry.refused))
-        if entry.path not in table.rows:
+        known = entry.path in self.entries
+        self.entries[entry.path] = entry
+        cells = self._cells(entry)
+        if not known:
             table.add_row(*cells, key=entry.path)
             return
         for column, cell in zip(COLUMNS, cells, strict=True):
