@@ -39,12 +39,16 @@ class Ending:
     stop_reason: str | None
     stop_frame: int | None
 
+    def where(self) -> str:
+        """How and where the transport ended, briefly: ``reset by the peer at byte 8329,
+        t+1.700s`` (the start of :meth:`line`, for a headline with little room)."""
+        when = f", t+{self.t:.3f}s" if self.t is not None else ""
+        return f"{_HOW.get(self.transport, self.transport)} at byte {self.bytes}{when}"
+
     def line(self) -> str:
         """The ending in one line."""
-        when = f", t+{self.t:.3f}s" if self.t is not None else ""
-        how = _HOW.get(self.transport, self.transport)
         extra = f" ({plain(self.detail)[:120]})" if self.detail else ""
-        parts = [f"transport {how} at byte {self.bytes}{when}{extra}"]
+        parts = [f"transport {self.where()}{extra}"]
         if self.signal is not None:
             parts.append(f"terminal signal {plain(self.signal)[:60]} at #{self.signal_frame}")
         else:

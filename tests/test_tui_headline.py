@@ -30,7 +30,7 @@ def test_the_headline_agrees_with_the_calls_at_every_step(name: str) -> None:
         waiting = [c for c in view.calls if c.decision is None]
         if decided:
             assert "turn OPEN" not in text, (k, text)
-        if ("ENDED" in text) and waiting:
+        if ("ENDED" in text or "TRUNCATED" in text) and waiting:
             assert f"{len(decided)} of {len(view.calls)} calls decided" in text, (k, text)
 
 
@@ -41,6 +41,29 @@ def test_the_ending_is_said_once_the_stream_is_over() -> None:
     assert "response.function_call_arguments.delta at #20 was never dispatched" in text
     cut = tl.cut_at(3000)
     assert "ending transport cut at byte 3000" in head(cut.view(len(cut) - 1), cut).plain
+
+
+async def test_the_ending_shows_unscrolled_at_80x24() -> None:
+    """At 80x24 the decisions' summary shows four rows: the headline said the transport's end
+    only on its fifth (the ending's line), under the scroll. It is second now, briefly."""
+    from callscope.tui.app import CallscopeApp
+    from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
+    from callscope.tui.panes.decisions import DecisionsPane
+
+    loaded = LoadedInput(str(ROOT / "sessions/demo.jsonl"))
+    app = CallscopeApp(loaded.held(10**8), source="demo.jsonl", protocol=protocol_for(loaded, None),
+                       tools=toolset_for(loaded, None), end=loaded.session.end)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        summary = app.query_one(DecisionsPane).summary_view
+        assert summary.scroll_y == 0
+        region = summary.content_region
+        rows = [strip.text[region.x:region.right]
+                for strip in app.screen._compositor.render_strips()[region.y:region.bottom]]
+        shown = " ".join(" ".join(rows).split())
+        assert "TRUNCATED: no terminal signal" in shown, rows
+        assert "stream reset by the peer at byte 8329, t+1.700s" in shown, rows
 
 
 def test_the_replay_table_says_the_ending_too(capsys) -> None:

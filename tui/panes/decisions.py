@@ -78,7 +78,9 @@ def verdict(decision: Decision) -> Content:
 
 def head(view: View, timeline: Timeline | None = None) -> Content:
     """The turn: protocol, open or ended (by which signal), how far the gate is, stop reason,
-    provider errors, and, once the stream is over, how and where it ended. It never says what
+    provider errors, and, once the stream is over, how and where it ended: briefly on the
+    second line (a narrow pane's summary shows four or five rows: the ending must be among
+    them), in full after the rest. It never says what
     the calls below it contradict: the gate decides only once the turn ended, so a decision
     on screen means the turn is over, and a turn that ended with a call still waiting is being
     decided."""
@@ -86,15 +88,20 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
     if view.k < 0:
         return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
     decided = sum(call.decision is not None for call in view.calls)
+    said = turn_ending(timeline, timeline.end) if view.finished and timeline is not None else None
     parts: list[safe.Part] = [(turn.protocol, "bold"), "  "]
     if turn.terminal is not None:
         parts += [("turn ENDED", "bold $text-success"), " by ", safe.content(turn.terminal.signal),
                   " at ", frame_ref(turn.terminal.frame)]
+    elif said is not None:  # (short: the transport's end must show in a narrow pane's rows)
+        parts += [("TRUNCATED", "bold $text-error"), (": no terminal signal", "$text-error")]
     elif view.finished or decided:
         parts += [("stream ENDED, no terminal signal: TRUNCATED", "bold $text-error")]
     else:
         parts += [("turn OPEN", "bold $text-warning"), (" — the gate waits for the terminal signal",
                                                          "$text-muted")]
+    if said is not None:  # how and where the stream ended, second (its details: below)
+        parts += [("\nstream ", "bold"), safe.content(said.where(), "bold")]
     if (turn.terminal is not None or decided) and decided < len(view.calls):
         parts += [(f"\nthe gate is deciding: {decided} of {len(view.calls)} calls decided at this "
                    "step", "$text-warning")]
@@ -104,10 +111,8 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
                   (" at ", "$text-muted"), frame_ref(turn.stop.frame)]
     for error in turn.errors[:3]:
         parts += [("\nprovider error ", "bold $text-error"), safe.content(safe.short(error.message))]
-    if view.finished and timeline is not None:
-        said = turn_ending(timeline, timeline.end)
-        if said is not None:
-            parts += [("\nending ", "bold"), safe.content(said.line(), "$text-muted")]
+    if said is not None:
+        parts += [("\nending ", "bold"), safe.content(said.line(), "$text-muted")]
     return Content.assemble(*parts)
 
 
