@@ -91,7 +91,7 @@ def _in_process_app(upstream: str, directory: str) -> object:
                     app.inbox.put(CaptureStarted(path, header))  # type: ignore[arg-type]
 
                 def chunk(self, path: str, chunk: object) -> None:
-                    app.inbox.put(CaptureChunk(path, chunk))  # type: ignore[arg-type]
+                    app.inbox.put(CaptureChunk(path, (chunk,)))  # type: ignore[arg-type]
 
                 def ended(self, path: str, end: object) -> None:
                     app.inbox.put(CaptureEnded(path, end))  # type: ignore[arg-type]

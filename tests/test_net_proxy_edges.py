@@ -321,7 +321,7 @@ def test_the_debuggers_relay_speaks_json_lines_and_stops_when_its_parent_is_gone
             proc.wait()
     started = next(e for e in events if e.kind == "started")
     assert started.header.protocol == "openai-chat"
-    assert b"".join(e.chunk.data for e in events if e.kind == "chunk") == data
+    assert b"".join(c.data for e in events if e.kind == "chunks" for c in e.chunks) == data
     assert next(e for e in events if e.kind == "ended").end.kind == "clean"
 
 

@@ -454,3 +454,80 @@ async def test_closing_the_debugger_ends_a_capture_in_flight_as_cut_with_a_time(
     assert end is not None and end.kind == "cut" and end.at is not None
     [saved] = (tmp_path / "captures").glob("*.jsonl")
     assert open_input(str(saved)).end.at == pytest.approx(end.at, abs=1e-5)
+
+
+async def test_the_list_remakes_only_the_rows_that_changed_and_none_while_hidden(
+        paced, tmp_path, monkeypatch):
+    from callscope.core.session_model import Chunk, SessionHeader, StreamEnd
+    from callscope.tui.captures import Capture, CaptureChunk, CaptureEnded, CaptureStarted
+
+    made: list[str] = []
+    cells = Capture.cells
+    monkeypatch.setattr(Capture, "cells", lambda self: made.append(self.path) or cells(self))
+    app = ProxyApp(paced.url, str(tmp_path / "captures"))
+    header = SessionHeader(protocol="openai-chat", request={"method": "POST", "url": "/x"})
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.url is not None)
+        for n in range(30):  # a long list, as a proxy left running has
+            app.take_fact(CaptureStarted(f"c{n}", header))
+            app.take_fact(CaptureEnded(f"c{n}", StreamEnd("clean")))
+        await until(pilot, lambda: app.list_screen.query_one(DataTable).row_count == 30)
+        await pilot.pause(0.2)
+        made.clear()
+        app.take_fact(CaptureStarted("new", header))
+        app.take_fact(CaptureChunk("new", (Chunk(0.0, DATA[:400]), Chunk(0.01, DATA[400:800]))))
+        app._grew()
+        await until(pilot, lambda: app.list_screen.query_one(DataTable).row_count == 31
+                    and row(app, 30)[5] == "800")
+        assert set(made) == {"new"}  # the thirty others were not made again
+
+        app.open_capture("new")  # the list is hidden: its rows wait
+        made.clear()
+        app.take_fact(CaptureChunk("new", (Chunk(0.02, DATA[800:]),)))
+        app._grew()
+        app.take_fact(CaptureEnded("new", StreamEnd("clean")))
+        await until(pilot, lambda: settled(app) and app.timeline.closed)
+        await pilot.pause(0.2)
+        assert made == []
+        await pilot.press("l")  # back: the row is as the capture is now
+        await until(pilot, lambda: row(app, 30)[6] == "clean")
+        assert row(app, 30)[5] == f"{len(DATA):,}" and set(made) == {"new"}
+
+
+def test_the_debugger_yields_the_cpu_in_every_thread_the_relay_does_not(tmp_path):
+    """``yield_cpu``: the screen's thread and the relay reader's thread (Linux keeps a nice value
+    per thread) are lowered; the relay's process is not. In a process of its own, as the
+    priority cannot be raised back."""
+    import os
+    import subprocess
+    import sys
+
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("per-thread priorities are read from /proc")
+    script = f"""
+import asyncio, os
+from callscope.tui.captures import ProxyApp, SCREEN_NICENESS
+
+def nice(path):
+    return int(open(path).read().rsplit(")", 1)[1].split()[16])
+
+app = ProxyApp("http://127.0.0.1:9", {str(tmp_path / "c")!r}, yield_cpu=True)
+
+async def pilot(driver):
+    while app.url is None:
+        await asyncio.sleep(0.02)
+    me = {{t: nice(f"/proc/self/task/{{t}}/stat") for t in os.listdir("/proc/self/task")}}
+    reader = app._reader.native_id
+    print(SCREEN_NICENESS, me[str(reader)], me[str(os.getpid())],
+          nice(f"/proc/{{app._relay.pid}}/stat"))
+    app.exit()
+
+app.run(headless=True, size=(80, 24), auto_pilot=pilot)
+app.wait_relay()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    wanted, reader, screen, relay = map(int, done.stdout.split()[-4:])
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    assert wanted > 0 and reader == screen == min(base + wanted, 19) and relay == base

@@ -65,9 +65,12 @@ class CaptureStarted(Message):
 
 
 class CaptureChunk(Message):
-    def __init__(self, path: str, chunk: Chunk) -> None:
+    """Reads of one capture, in order (the relay writes those of
+    :data:`~callscope.net.relay_events.PROGRESS` together)."""
+
+    def __init__(self, path: str, chunks: tuple[Chunk, ...]) -> None:
         super().__init__()
-        self.path, self.chunk = path, chunk
+        self.path, self.chunks = path, chunks
 
 
 class CaptureEnded(Message):
@@ -101,8 +104,8 @@ def fact_of(event: Event) -> CaptureFact | None:
         return None
     if event.header is not None:
         return CaptureStarted(event.path, event.header)
-    if event.chunk is not None:
-        return CaptureChunk(event.path, event.chunk)
+    if event.chunks:
+        return CaptureChunk(event.path, event.chunks)
     if event.end is not None:
         return CaptureEnded(event.path, event.end)
     return None
@@ -345,8 +348,8 @@ class ProxyApp(CallscopeApp):
             capture = self.captures.get(fact.path)
             if isinstance(fact, CaptureStarted) and capture is None:
                 self.on_capture_started(fact)
-            elif isinstance(fact, CaptureChunk) and capture is not None and not capture.timeline.closed:
-                capture.timeline.extend(fact.chunk.t, fact.chunk.data)
+            elif isinstance(fact, CaptureChunk) and capture is not None:
+                self._extend(capture, fact.chunks)
             elif isinstance(fact, CaptureEnded) and capture is not None:
                 capture.timeline.finish(fact.end)
 
@@ -392,10 +395,19 @@ class ProxyApp(CallscopeApp):
 
     def on_capture_chunk(self, message: CaptureChunk) -> None:
         capture = self.captures.get(message.path)
-        if capture is not None and not capture.timeline.closed:
-            capture.timeline.extend(message.chunk.t, message.chunk.data)
+        if capture is not None and self._extend(capture, message.chunks):
             self._grown[id(capture.timeline)] = capture.timeline  # refreshed once per slice
             self._changed[capture.path] = capture
+
+    @staticmethod
+    def _extend(capture: Capture, chunks: tuple[Chunk, ...]) -> bool:
+        """Add the reads to the capture's timeline (none once it ended); whether it grew."""
+        timeline = capture.timeline
+        if timeline.closed:
+            return False
+        for chunk in chunks:
+            timeline.extend(chunk.t, chunk.data)
+        return bool(chunks)
 
     def on_capture_ended(self, message: CaptureEnded) -> None:
         capture = self.captures.get(message.path)
