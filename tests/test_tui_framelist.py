@@ -7,7 +7,7 @@ import pathlib
 
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
-from callscope.tui.panes.frame_row import EVENT_MAX, carries
+from callscope.tui.panes.frame_row import EVENT_MAX, carries, short_event
 from callscope.tui.panes.frame_view import FrameDetailPane
 from callscope.tui.panes.frames import FramesPane
 from test_tui import check_in_sync
@@ -46,7 +46,7 @@ async def test_a_row_per_frame_with_its_columns_and_what_it_carries() -> None:
         assert cells[:3] == [f"#{fragment}", str(frame.start), f"{frame.end - frame.start}B"]
         done, prev = tl.frame_times(fragment)[1], tl.frame_times(fragment - 1)[1]
         assert cells[3] == f"{done * 1000:.1f}ms" and cells[4] == f"+{(done - prev) * 1000:.1f}ms"
-        assert cells[5].startswith("…") and frame.event.endswith(cells[5][1:])  # its end kept
+        assert cells[5] == "response.function….delta"  # its start, and its last word
         assert len(cells[5]) == EVENT_MAX
         said = [text for text, _ in carries(tl, fragment)]
         assert said[-1] == "call 1 lookup_demo_value" and said[0].startswith('"')  # the fragment
@@ -64,8 +64,35 @@ async def test_a_row_per_frame_with_its_columns_and_what_it_carries() -> None:
         await pilot.pause()
         assert pane.columns.compact and pane.border_title.split() == ["#", "event", "carries"]
         cells = row_text(app, fragment).split()
-        assert cells[0] == f"#{fragment}" and frame.event.endswith(cells[1][1:])
-        assert "call 1 lookup_demo_value" in row_text(app, fragment)
+        assert cells[0] == f"#{fragment}" and cells[1] == "res….delta"
+        assert "call 1 lookup" in row_text(app, fragment)
+
+
+def test_a_long_event_keeps_its_start() -> None:
+    """It was cut from the left (…lockDelta, …on_call_arguments.delta): the start shows now."""
+    assert short_event("contentBlockDelta", 10) == "cont…Delta"  # (Bedrock's)
+    assert short_event("content_block_delta", 10) == "con…_delta"
+    assert short_event("response.output_item.added", 24) == "response.output_i….added"
+    assert short_event("unterminated", 10) == "untermina…"
+    assert short_event("message_stop", 12) == "message_stop"
+
+
+async def test_what_a_frame_carries_fills_the_row() -> None:
+    """At 200 columns a row stopped at 40 characters of a text, ~25 cells short of the pane;
+    a row longer than the pane ends in … at its edge."""
+    path = ROOT / "tests/fixtures/anthropic/tool_use_text_then_tool.sse"
+    app = CallscopeApp([(0.0, path.read_bytes())], source=path.name)
+    async with app.run_test(size=(300, 50)) as pilot:
+        await pilot.pause()
+        text = row_text(app, 4)
+        assert "'ll check the current weather in Paris for you." in text  # 47 characters, whole
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        cells = pane.scrollable_content_region.width
+        usage = row_text(app, 0)
+        assert len(usage) == cells - 2 and usage.endswith("…")  # (the gutter: 2)
+        assert "usage input_tokens=377 cache_creation_input_to…" in usage  # (40 chars: "t…")
 
 
 async def test_browsing_the_list_moves_the_cursor_and_every_pane_follows() -> None:
@@ -170,6 +197,6 @@ async def test_at_80_columns_a_row_shows_the_fragment_and_the_call_it_goes_to() 
         row = next(strip.text for strip in app.screen._compositor.render_strips()
                    if "#3 " in strip.text and "delta" in strip.text)
         cropped = row[:pane.outer_size.width]
-        assert '"{"" call 1 lookup_demo_v' in cropped, cropped
+        assert '#3  res….delta "{"" call 1 lookup_demo_…' in cropped, cropped  # (… at the edge)
         summary = cropped.split("delta ", 1)[1]
         assert len(summary.rstrip("│▇ ")) >= 25, summary

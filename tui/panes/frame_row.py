@@ -40,8 +40,8 @@ from .rawbytes import fmt_time
 
 COMPACT = 64  # a pane narrower than this many cells lists frames compactly (Columns.compact)
 SPANS = 110  # a pane narrower than this shows no offset and size columns (Columns.spans)
-PREVIEW = 40  # characters of a fragment or text shown in a row
-EVENT_MAX = 24  # cells of the event column at most (a longer event keeps its end, after …)
+PREVIEW = 40  # characters of a fragment or text shown in a row, at least (or what the row has)
+EVENT_MAX = 24  # cells of the event column at most (a longer one is abbreviated: short_event)
 COMPACT_EVENT = 10  # cells of the event column in a compact row
 
 
@@ -126,13 +126,26 @@ def fixed(timeline: Timeline, index: int, cols: Columns) -> str:
     return " ".join(parts) + " "
 
 
-def _quote(text: str) -> str:
-    return '"' + safe.short(text, PREVIEW) + '"'
+def short_event(kind: str, width: int) -> str:
+    """``kind`` in ``width`` cells: its start, and its last word (after a ``.``, a ``_`` or
+    in camelCase) when that leaves the start four cells or more (``response.function….delta``,
+    ``con…_delta``, ``cont…Delta``), else its start only."""
+    if len(kind) <= width:
+        return kind
+    camel = max((i for i in range(1, len(kind)) if kind[i].isupper() and kind[i - 1].islower()),
+                default=-1)
+    cut = max(kind.rfind("."), kind.rfind("_"), camel)
+    tail = kind[cut:] if cut > 0 and len(kind) - cut <= width - 4 else ""
+    return kind[:width - 1 - len(tail)] + "…" + tail
 
 
-def carries(timeline: Timeline, index: int) -> list[tuple[str, str]]:
+def carries(timeline: Timeline, index: int, preview: int = PREVIEW) -> list[tuple[str, str]]:
     """What frame ``index`` did, as (what, style name) pieces; style names: ``call``, ``text``,
-    ``stop``, ``anomaly``, ``decision``, ``dim``."""
+    ``stop``, ``anomaly``, ``decision``, ``dim``; a fragment or text up to ``preview``
+    characters."""
+    def _quote(text: str) -> str:
+        return '"' + safe.short(text, preview) + '"'
+
     if index >= len(timeline.frame_steps):
         return []
     first, last = timeline.frame_steps[index] + 1, timeline.step_for_frame(index)
@@ -165,7 +178,7 @@ def carries(timeline: Timeline, index: int) -> list[tuple[str, str]]:
         elif isinstance(ev, FinalCopy):
             out.append(("final " + _quote(ev.arguments), "text"))
         elif isinstance(ev, ArgumentPiece):
-            out.append((f"{ev.path} = {safe.short(repr(ev.value), PREVIEW)}", "text"))
+            out.append((f"{ev.path} = {safe.short(repr(ev.value), preview)}", "text"))
         elif isinstance(ev, CallOpened):
             out.append(("opened", "dim"))
         elif isinstance(ev, CallIdentified):
@@ -181,27 +194,27 @@ def carries(timeline: Timeline, index: int) -> list[tuple[str, str]]:
         elif isinstance(ev, TurnEnded):
             out.append((f"end {ev.signal}", "stop"))
         elif isinstance(ev, ProviderError):
-            out.append((f"error {safe.short(ev.message, PREVIEW)}", "anomaly"))
+            out.append((f"error {safe.short(ev.message, preview)}", "anomaly"))
         elif isinstance(ev, UsageReported):
             usage = " ".join(f"{k}={v}" for k, v in ev.usage.items()
                              if isinstance(v, int | float))
             if usage:  # (a usage block of no counts says nothing)
-                out.append((f"usage {safe.short(usage, PREVIEW)}", "dim"))
+                out.append((f"usage {safe.short(usage, preview)}", "dim"))
         if step.disputed is not None:  # (an anomaly event itself was said above)
             out.append((f"⚠ {step.disputed.code}", "anomaly"))
     return out + calls
 
 
 def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: bool,
-        st: dict[str, Style]) -> Content:
+        st: dict[str, Style], cells: int = 0) -> Content:
     """Frame ``index``'s row (no gutter), in ``base`` (its role's style); ``st``: the pane's
     component styles (``match`` marks a search match's event, ``escape`` an escape made
-    visible, and one per piece of :func:`carries`)."""
+    visible, and one per piece of :func:`carries`). ``cells``: the row's width, if known: what
+    the frame carries fills it (not :data:`PREVIEW` characters of it) and a row longer than
+    that ends in … at its edge rather than anywhere in a word."""
     frame = timeline.frames[index]
-    kind = kind_of(frame)
     width = cols.event_cells
-    if len(kind) > width:  # the end of an event type says the most: response.….delta
-        kind = "…" + kind[len(kind) - width + 1:]
+    kind = short_event(kind_of(frame), width)
     shown = safe.plain(kind)
     parts: list[Content] = [
         Content.styled(fixed(timeline, index, cols), base),
@@ -209,7 +222,10 @@ def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: boo
         Content.styled(" " * max(1, width + 1 - len(shown)), base),
     ]
     plain = base == st["future"]  # a frame not decoded yet: all of it dimmed
-    for text, style in carries(timeline, index):
+    room = cells - len(parts[0].plain) - max(width + 1, len(shown) + 1)
+    for n, (text, style) in enumerate(carries(timeline, index, max(PREVIEW, room))):
+        if n:
+            parts.append(Content.styled(" ", base))
         parts.append(safe.content(text, base if plain else base + st[style], st["escape"]))
-        parts.append(Content.styled(" ", base))
-    return Content.assemble(*parts)
+    line = Content.assemble(*parts)
+    return line.truncate(cells, ellipsis=True) if 0 < cells < line.cell_length else line

@@ -362,7 +362,8 @@ class FramesPane(PaneScroll, can_focus=False):
         base = {"current": st["current"], "future": st["future"], "arrived": st["dim"]}.get(
             role, Style())
         line = Content.assemble(gutter, row(self.timeline, index, self.columns, base,
-                                            index in self.matches, st))
+                                            index in self.matches, st,
+                                            self._layout_width - GUTTER))
         return [Strip(line.render_segments(self.visual_style), line.cell_length)]
 
     def _tail_strips(self) -> list[Strip]:
