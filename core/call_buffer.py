@@ -9,12 +9,11 @@ turn's events to these buffers.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from .events import Anomaly, ArgumentPiece, TextOrigin
-from .fork import shallow_copy
+from .fork import forked, shallow_copy
 from .fragments import Fragment, Fragments
 from .jsonprefix import Draft, JsonPrefixChecker
 
@@ -88,7 +87,7 @@ class CallBuffer:
         twin.pieces = list(self.pieces)
         twin.anomalies = list(self.anomalies)
         twin._parts = list(self._parts)
-        twin._checker = copy.deepcopy(self._checker, memo)
+        twin._checker = forked(self._checker, memo)
         return twin
 
     def append(self, frame: int | None, fragment: str) -> Draft:

@@ -7,7 +7,6 @@ established (its terminal signal, stop reasons, errors, usage, text, anomalies).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,7 @@ from .events import (
     TurnEnded,
     UsageReported,
 )
-from .fork import shallow_copy
+from .fork import forked, shallow_copy
 from .gate.codes import Code, Effect
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
@@ -85,7 +84,7 @@ class TurnState:
         """A fork (see :meth:`CallBuffer.__deepcopy__`): events and limits are immutable and
         shared; usage values are never mutated in place, only replaced."""
         twin = shallow_copy(self)
-        twin.calls = {key: copy.deepcopy(call, memo) for key, call in self.calls.items()}
+        twin.calls = {key: forked(call, memo) for key, call in self.calls.items()}
         twin.errors = list(self.errors)
         twin.usage = dict(self.usage)
         twin.anomalies = list(self.anomalies)

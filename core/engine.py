@@ -11,9 +11,8 @@ indexes them, the TUI renders the state they build.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -21,7 +20,7 @@ from .call_buffer import CallBuffer
 from .calls import TurnState
 from .detect import detect
 from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
-from .fork import shallow_copy
+from .fork import forked, shallow_copy
 from .frame import Frame
 from .framing import Decoder, SniffingDecoder, framing_of, new_decoder
 from .gate.codes import Code
@@ -125,8 +124,9 @@ class CallPipeline:
         to fork cheaply); decisions and draft statuses are shared (frozen, and the parsed
         arguments a decision holds are never changed); so are the tools."""
         twin = shallow_copy(self)
-        twin.reader = copy.deepcopy(self.reader)
-        twin.state = copy.deepcopy(self.state)
+        memo: dict[int, Any] = {}
+        twin.reader = forked(self.reader, memo)
+        twin.state = forked(self.state, memo)
         twin.decisions = dict(self.decisions)
         twin._undetected = list(self._undetected)
         twin._drafts = dict(self._drafts)
@@ -391,14 +391,9 @@ class Engine:
         else:
             self.chunks += count
             return
-        count += 1
         assert self._sse is not None
-        feed_hot = self._sse.feed_hot
-        feed_hot(data, take, deliver)
-        for data in reads:
-            count += 1
-            feed_hot(data, take, deliver)
-        self.chunks += count
+        self._sse.feed_hot(data, take, deliver)
+        self.chunks += count + 1 + self._sse.feed_hot_each(reads, take, deliver)
 
     def _deliver(self, frame: Frame) -> None:
         self.last_frame = None if frame.terminated else frame

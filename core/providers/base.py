@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import orjson
 
 from ..events import Anomaly, CallClosed, CallCut, CallEvent, ProviderError, TurnEnded
+from ..fork import forked
 from ..frame import Frame
 from ..gate.codes import Code
 
@@ -77,6 +78,8 @@ def _forked(value: Any, memo: dict[int, Any]) -> Any:
         return [_forked(item, memo) for item in value]
     if kind is set:
         return set(value)
+    if hasattr(kind, "__deepcopy__"):
+        return forked(value, memo)
     return copy.deepcopy(value, memo)
 
 
