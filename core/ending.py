@@ -13,6 +13,7 @@ from typing import Any
 from .calls import TurnState
 from .frame import Frame, event_name
 from .inert import plain
+from .providers import SPECS
 from .session_model import StreamEnd
 
 _HOW = {
@@ -20,6 +21,12 @@ _HOW = {
     "cut": "cut", "http_error": "ended with an HTTP error", "error": "failed",
     "missing": "stopped without its end line (the recorder stopped)",
 }
+
+_UNFINISHED = {
+    "sse": "before its blank line", "ndjson": "before its line end",
+    "aws-eventstream": "before the last of the bytes its prelude counts",
+}
+"""Where a frame the stream cut would have ended, in its framing's terms."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +76,9 @@ class Ending:
                 "stop_frame": self.stop_frame, "line": self.line()}
 
 
-def _event_of(frame: Frame) -> str:
-    return plain(event_name(frame))[:60] or "the frame"
+def _event_of(frame: Frame, framing: str = "sse") -> str:
+    unnamed = {"ndjson": "the line", "aws-eventstream": "the message"}.get(framing, "the frame")
+    return plain(event_name(frame))[:60] or unnamed
 
 
 def transport_of(end: StreamEnd | None, cut: str | None = None) -> tuple[str, str | None, float | None]:
@@ -92,8 +100,11 @@ def ending(state: TurnState, *, transport: str, received: int, t: float | None,
     if terminal is None:
         name = state.protocol if state.protocol != "unknown" else "protocol's"
         if last_frame is not None and not last_frame.terminated:
-            absent = (f"{_event_of(last_frame)} at #{last_frame.index} was never dispatched: the "
-                      "stream ended before its blank line")
+            spec = SPECS.get(state.protocol)
+            framing = spec.framing if spec is not None else "sse"
+            absent = (f"{_event_of(last_frame, framing)} at #{last_frame.index} was never "
+                      "dispatched: the "
+                      f"stream ended {_UNFINISHED.get(framing, _UNFINISHED['sse'])}")
         elif received == 0:
             absent = "not one byte arrived"
         elif transport in ("clean", "missing"):

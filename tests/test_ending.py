@@ -60,3 +60,16 @@ def test_zero_bytes() -> None:
     engine.close()
     said = ending(engine.state, transport="clean", received=0, t=None)
     assert said.absent == "not one byte arrived"
+
+
+def test_a_frame_cut_short_is_said_in_its_framings_terms() -> None:
+    """Ollama's NDJSON and Bedrock's event stream have no blank line: the ending said 'the
+    stream ended before its blank line' for them too."""
+    ollama = turn("sessions/ollama-chat/truncated_mid_arguments.jsonl")["ending"]
+    assert ollama["absent"] == ("the line at #8 was never dispatched: the stream ended before "
+                                "its line end")
+    assert "blank line" not in ollama["line"]
+    bedrock = turn("sessions/bedrock-converse/truncated_mid_arguments.jsonl")["ending"]
+    assert bedrock["absent"] == ("the message at #29 was never dispatched: the stream ended "
+                                 "before the last of the bytes its prelude counts")
+    assert "blank line" not in bedrock["line"]
