@@ -23,12 +23,15 @@ import orjson
 
 from .errors import CallscopeError, InputError
 from .inert import nested_deeper, preview
+from .schema_subset import SubsetValidator, compile_subset
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
-# jsonschema is imported when a first schema is compiled, not with the engine: a replay without
-# tools never pays for it. A schema is checked against its metaschema and compiled once per
-# process, however many inputs (or session headers) repeat it.
+# A schema in the subset tool definitions mostly use is validated by core/schema_subset.py
+# (held equal to jsonschema by a differential test); any other schema by jsonschema, imported
+# when a first one is compiled, not with the engine: its import costs more than a small replay.
+# A schema is checked against its metaschema and compiled once per process, however many
+# inputs (or session headers) repeat it.
 _COMPILED: dict[bytes, Any] = {}
 _COMPILED_MAX = 1024
 
@@ -41,6 +44,17 @@ def _compile(name: str, schema: dict[str, Any] | bool) -> Any:
         key = None
     if key is not None and key in _COMPILED:
         return _COMPILED[key]
+    validator: Any = compile_subset(schema)
+    if validator is None:
+        validator = _compile_with_jsonschema(name, schema)
+    if key is not None:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = validator
+    return validator
+
+
+def _compile_with_jsonschema(name: str, schema: dict[str, Any] | bool) -> Any:
     import jsonschema
     from jsonschema.exceptions import SchemaError
     from referencing import Registry
@@ -54,12 +68,7 @@ def _compile(name: str, schema: dict[str, Any] | bool) -> Any:
         raise ToolDefinitionError(f"tool {name!r}: JSON Schema nested too deep") from None
     # Definitions are untrusted (session headers, --tools files): an empty registry means a
     # $ref is resolved inside the schema or not at all; nothing is ever fetched.
-    validator = cls(schema, registry=Registry())
-    if key is not None:
-        if len(_COMPILED) >= _COMPILED_MAX:
-            _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[key] = validator
-    return validator
+    return cls(schema, registry=Registry())
 
 
 class ToolDefinitionError(CallscopeError):
@@ -133,17 +142,23 @@ class ToolSet:
 
     def schema_error(self, name: str, arguments: Any) -> str | None:
         """The first JSON Schema violation as ``path: message``, or None when valid."""
+        validator = self._validators[name]
+        if isinstance(validator, SubsetValidator):
+            found = validator.first_error(arguments)
+            return None if found is None else _located(*found)
         from referencing.exceptions import Unresolvable
 
-        validator = self._validators[name]
         try:
             error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
         except Unresolvable as exc:
             return f"$: the tool's schema has a $ref that does not resolve ({str(exc)[:120]})"
         if error is None:
             return None
-        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
-        return f"{path}: {error.message}"
+        return _located(tuple(error.path), error.message)
+
+
+def _located(path: tuple[str | int, ...], message: str) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) + f": {message}"
 
 
 MAX_TOOLS_DEPTH = 200
