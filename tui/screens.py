@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 
@@ -15,6 +16,8 @@ from textual.widgets import Input, Static
 
 from ..core.engine import CallStep, DecisionStep, FrameStep, WaitStep
 from ..core.events import event_fields
+from ..core.frame import Frame
+from ..core.framing import framing_of
 from ..core.timeline import Timeline
 from . import safe
 from .panes.rawbytes import fmt_time, line_spans
@@ -103,6 +106,48 @@ def hexdump(raw: bytes, limit: int = 1024) -> str:
     return "\n".join(rows)
 
 
+def _framed(frame: Frame, framing: str) -> list[tuple[str, str]]:
+    """The fields of a frame its framing has: an SSE block's event, id, retry and comments;
+    an event-stream message's event type (its other headers are in the message's section);
+    an NDJSON line has none (one JSON object a line)."""
+    if framing == "ndjson":
+        return [("dispatch", "yes" if frame.dispatch else "no (the line never ended)"),
+                ("terminated", "yes" if frame.terminated else "NO: the stream ended inside this line")]
+    if framing == "aws-eventstream":
+        return [("event", frame.event or "(no :event-type header)"),
+                ("dispatch", "yes" if frame.dispatch else "no (an incomplete or damaged message)"),
+                ("terminated", "yes" if frame.terminated else
+                 "NO: the stream ended inside this message")]
+    return [
+        ("event", frame.event if frame.event is not None else "(none: message)"),
+        ("id", frame.last_event_id or "—"), ("retry", str(frame.retry) if frame.retry else "—"),
+        ("dispatch", "yes" if frame.dispatch else "no (a browser would not dispatch this block)"),
+        ("terminated", "yes" if frame.terminated else "NO: the stream ended inside this block"),
+        ("comments", " | ".join(frame.comments) or "—"),
+    ]
+
+
+def _data(data: str) -> list[safe.Part]:
+    """The data, as pretty JSON when it is JSON; a payload of base64 ``bytes`` (Bedrock's
+    InvokeModel stream wraps each provider event so) decoded beside it when that is JSON."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return [("\nData (not JSON)\n", "bold $text-primary"), safe.lines(data)]
+    pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    parts: list[safe.Part] = [("\nData (parsed JSON, pretty)\n", "bold $text-primary"),
+                              safe.lines(pretty)]
+    wrapped = value.get("bytes") if isinstance(value, dict) else None
+    if isinstance(wrapped, str):
+        try:
+            inner = orjson.loads(base64.b64decode(wrapped, validate=True))
+        except (ValueError, orjson.JSONDecodeError):
+            return parts
+        parts += [("\n\nBytes, base64-decoded (the event inside)\n", "bold $text-primary"),
+                  safe.lines(orjson.dumps(inner, option=orjson.OPT_INDENT_2).decode())]
+    return parts
+
+
 def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None = None, *,
                  timed: bool | None = None) -> Content:
     """Frame ``index``'s fields, data, bytes and effects; ``raw``: its raw lines as drawn by the
@@ -123,21 +168,16 @@ def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None =
         ("first byte", fmt_time(arrived) or "no timing (one chunk, or no arrival times recorded)"),
         ("complete", (fmt_time(done) + (f" (Δ {fmt_time(done - prev, '')} since the previous frame)"
                                         if done is not None and prev is not None else "")) or "—"),
-        ("event", frame.event if frame.event is not None else "(none: message)"),
-        ("id", frame.last_event_id or "—"), ("retry", str(frame.retry) if frame.retry else "—"),
-        ("dispatch", "yes" if frame.dispatch else "no (a browser would not dispatch this block)"),
-        ("terminated", "yes" if frame.terminated else "NO: the stream ended inside this block"),
-        ("comments", " | ".join(frame.comments) or "—"),
+        *_framed(frame, framing_of(timeline.state.protocol)),
     ]
     parts: list[safe.Part] = []
     for label, value in facts:
         parts += [(f"{label:>11} ", "$text-muted"), safe.content(value), "\n"]
-    try:
-        pretty = orjson.dumps(orjson.loads(frame.data), option=orjson.OPT_INDENT_2).decode()
-        parts += [("\nData (parsed JSON, pretty)\n", "bold $text-primary"), safe.lines(pretty)]
-    except orjson.JSONDecodeError:
-        parts += [("\nData (not JSON)\n", "bold $text-primary"), safe.lines(frame.data)]
-    parts.append(("\n\nRaw bytes (line ends shown)\n", "bold $text-primary"))
+    parts += _data(frame.data)
+    binary = framing_of(timeline.state.protocol) == "aws-eventstream"
+    parts.append(("\n\nRaw bytes (a binary message: control bytes made visible, the hex below "
+                  "is exact)\n" if binary else "\n\nRaw bytes (line ends shown)\n",
+                  "bold $text-primary"))
     for line in raw if raw is not None else (
             safe.content(frame.raw[start:end].decode("utf-8", "replace"), "", "$text-secondary")
             for start, end in line_spans(frame.raw)):

@@ -1,0 +1,46 @@
+"""The debugger on the framings beyond SSE (Bedrock's AWS event stream, Ollama's NDJSON): a
+frame's detail lists the fields its framing has, never SSE's id, retry and comments, and an
+InvokeModel payload's base64 ``bytes`` is shown decoded."""
+
+from __future__ import annotations
+
+import pathlib
+
+from callscope.core.session import open_input
+from callscope.core.timeline import Timeline
+from callscope.tui.screens import frame_detail
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def timeline(name: str) -> Timeline:
+    session = open_input(str(ROOT / "sessions" / name))
+    return Timeline.build([(c.t, c.data) for c in session.chunks()])
+
+
+def fields(text: str) -> list[str]:
+    return [line.split()[0] for line in text.split("\n\n")[0].splitlines()]
+
+
+def test_an_sse_frame_has_its_fields() -> None:
+    text = frame_detail(timeline("openai-responses/single_call.jsonl"), 2).plain
+    assert fields(text)[4:] == ["event", "id", "retry", "dispatch", "terminated", "comments"]
+
+
+def test_an_event_stream_message_has_its_event_type_and_its_payload_decoded() -> None:
+    tl = timeline("bedrock-invoke/single_call.jsonl")
+    text = frame_detail(tl, 3).plain
+    assert fields(text)[4:] == ["event", "dispatch", "terminated"]
+    assert "Raw bytes (a binary message" in text
+    decoded = text.split("Bytes, base64-decoded (the event inside)\n", 1)[1]
+    assert decoded.startswith('{\n  "type": "content_block_delta"')
+    converse = frame_detail(timeline("bedrock-converse/single_call.jsonl"), 2).plain
+    assert "base64" not in converse and "contentBlock" in converse
+
+
+def test_an_ndjson_line_has_no_sse_fields_and_a_cut_one_says_so() -> None:
+    tl = timeline("ollama-chat/truncated_mid_arguments.jsonl")
+    last = frame_detail(tl, len(tl.frames) - 1).plain
+    assert fields(last)[4:] == ["dispatch", "terminated"]
+    assert "NO: the stream ended inside this line" in last
+    assert "retry" not in last and "comments" not in last and "blank line" not in last
