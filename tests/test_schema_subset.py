@@ -101,7 +101,7 @@ def jsonschema_first_error(schema: Any, instance: Any) -> tuple[tuple[Any, ...],
     return (tuple(errors[0].path), errors[0].message) if errors else None
 
 
-EQUAL = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EQUAL = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @EQUAL
