@@ -453,7 +453,7 @@ LITERALS = ["[bold red]x[/]", "␛[31mred", "␛]8;;http://x␇link", "⟨U+202E
 
 async def test_untrusted_text_is_shown_literally_in_every_pane():
     app = CallscopeApp([(0.0, hostile_stream())], source="evil[bold].sse")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(300, 34)) as pilot:  # (a frame's row fits its pane's width)
         await pilot.press("end")
         await pilot.pause()
         texts = {"frames": frames_text(app) + app.query_one(FrameDetailPane).plain(),
