@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import math
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import replace
@@ -162,6 +161,8 @@ class SessionWriter:
         directory, name = os.path.split(os.path.abspath(path))
         if os.path.isdir(path):  # (said now: the rename at the end would fail, after recording)
             raise CallscopeError(f"{path}: is a directory; a session is written to a file")
+        import secrets  # (here: with hmac and hashlib it costs every replay's start-up)
+
         while True:  # O_EXCL + the default mode, so the umask applies as for any new file
             self.partial_path = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.partial")
             try:
