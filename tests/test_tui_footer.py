@@ -1,5 +1,7 @@
-"""The footer shows whole keys only: at 80 columns Textual's footer cut its last key mid-word
-('spac▏^p palette'), and at 200 the expert key's long description ('…decisions, anom▏')."""
+"""The lines at the screen's edges fit its width: the footer shows whole keys only (at 80
+columns Textual's footer cut its last key mid-word, 'spac▏^p palette', and at 200 the expert
+key's long description, '…decisions, anom▏'), and the status line is as tall as it wraps to
+after a resize either way."""
 
 from __future__ import annotations
 
@@ -57,3 +59,20 @@ async def test_the_footer_refits_when_the_terminal_is_resized() -> None:
         wide = shown_text(app.query_one(FittingFooter))
         assert "space Play" not in narrow and "space Play" in wide
         assert len(list(app.query_one(FittingFooter).query(FooterKey))) > narrow.count("  ") + 2
+
+
+async def test_the_status_line_refits_after_a_resize() -> None:
+    """Widened from 80 columns, the status line kept its two rows (the second one blank)."""
+    app = demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        status = app.query_one("#status")
+        assert status.size.height == 2
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        await pilot.pause()
+        assert status.size.height == 1
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert status.size.height == 2

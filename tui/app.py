@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import Static
@@ -49,7 +48,7 @@ from .panes.frames import FramesPane
 from .panes.lane import Lane
 from .player import Player
 from .screens import PromptScreen
-from .status import show_status, status_line
+from .status import StatusLine, show_status, status_line
 
 NARROW = 120
 """A terminal narrower than this lays the panes out two by two, not three side by side."""
@@ -111,7 +110,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         return self.indexer is not None and not self.indexer.done
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
+        yield StatusLine(id="status")
         with Horizontal(id="panes"):
             with Vertical(id="left"):
                 yield FramesPane(id="frames")
@@ -138,14 +137,6 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         if self.building:
             assert self.indexer is not None
             self.run_worker(self.indexer.run(), name="index", exclusive=True)
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._refit_status)  # (once the status has its new width)
-
-    def _refit_status(self) -> None:
-        status = self.query_one("#status", Static)
-        if isinstance(status.content, Content):
-            show_status(status, status.content)
 
     def _theme_changed(self, theme: Theme) -> None:
         if theme.name != settings.saved_theme():  # (kept for the next run)

@@ -79,6 +79,16 @@ def show_status(status: Static, line: Content) -> None:
         status.update(line, layout=False)
 
 
+class StatusLine(Static):
+    """The status line: refitted (:func:`show_status`) whenever its own width changes. Refitted
+    from the app's resize, it could still have its old width then, and kept the two rows of a
+    narrow terminal (one of them blank) after the terminal was widened."""
+
+    def on_resize(self) -> None:
+        if isinstance(self.content, Content):
+            show_status(self, self.content)
+
+
 def _match_count(app: CallscopeApp, view: View) -> str:
     """``3/12`` on the third match, ``12`` elsewhere (the match counter)."""
     matches = app.matches
