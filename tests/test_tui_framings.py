@@ -44,3 +44,25 @@ def test_an_ndjson_line_has_no_sse_fields_and_a_cut_one_says_so() -> None:
     assert fields(last)[4:] == ["dispatch", "terminated"]
     assert "NO: the stream ended inside this line" in last
     assert "retry" not in last and "comments" not in last and "blank line" not in last
+
+
+async def test_hex_rows_fit_the_detail_pane_at_80_columns() -> None:
+    """Sixteen bytes a row (73 cells) wrapped in the pane at 80 and at 130 columns, each row's
+    text under its hex; eight a row fit; the detail window keeps sixteen."""
+    from callscope.tui.app import CallscopeApp
+    from callscope.tui.panes.frame_view import FrameDetailPane
+
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="demo")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g", *"#3", "enter")
+        await pilot.pause()
+        pane = app.query_one(FrameDetailPane)
+        text = frame_detail(app.timeline, 3).plain
+        rows = text.split("\nHex\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        assert rows[0].startswith("0000  65 76 65 6e 74 3a 20 72  event: r")
+        assert max(map(len, rows)) <= pane.scrollable_content_region.width
+        await pilot.press("enter")  # the frame's own window
+        await pilot.pause()
+        whole = app.screen.query_one("Static").content.plain
+        assert "0000  65 76 65 6e 74 3a 20 72 65 73 70 6f 6e 73 65 2e  event: response." in whole

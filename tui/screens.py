@@ -95,12 +95,15 @@ def describe_step(step: object) -> Content:
     return Content(type(step).__name__)
 
 
-def hexdump(raw: bytes, limit: int = 1024) -> str:
+def hexdump(raw: bytes, limit: int = 1024, per_row: int = 8) -> str:
+    """The first ``limit`` bytes, ``per_row`` a row: offset, hex, text. Eight a row is 39
+    cells, so a row fits the frame detail pane at 80 columns (sixteen, 71 cells, wrapped
+    there and in a 130-column terminal: half a row under the other, unreadable)."""
     rows = []
-    for i in range(0, min(len(raw), limit), 16):
-        chunk = raw[i:i + 16]
+    for i in range(0, min(len(raw), limit), per_row):
+        chunk = raw[i:i + per_row]
         text = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
-        rows.append(f"{i:06x}  {chunk.hex(' '):<47}  {text}")
+        rows.append(f"{i:04x}  {chunk.hex(' '):<{3 * per_row - 1}}  {text}")
     if len(raw) > limit:
         rows.append(f"… {len(raw) - limit} more bytes")
     return "\n".join(rows)
@@ -149,10 +152,10 @@ def _data(data: str) -> list[safe.Part]:
 
 
 def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None = None, *,
-                 timed: bool | None = None) -> Content:
+                 timed: bool | None = None, hex_row: int = 8) -> Content:
     """Frame ``index``'s fields, data, bytes and effects; ``raw``: its raw lines as drawn by the
     caller (with chunk marks), instead of the plain ones; ``timed``: the recording has times
-    (see frame_text.timed; found when not given)."""
+    (see frame_text.timed; found when not given); ``hex_row``: bytes a hex row."""
     frame = timeline.frames[index]
     if timed is None:
         timed = not timeline.chunks.one_time()
@@ -182,7 +185,7 @@ def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None =
             safe.content(frame.raw[start:end].decode("utf-8", "replace"), "", "$text-secondary")
             for start, end in line_spans(frame.raw)):
         parts += [line, "\n"]
-    parts += [("\nHex\n", "bold $text-primary"), hexdump(frame.raw), "\n"]
+    parts += [("\nHex\n", "bold $text-primary"), hexdump(frame.raw, per_row=hex_row), "\n"]
     k = timeline.frame_steps[index]
     effects: list[safe.Part] = []
     for j in range(k + 1, timeline.step_for_frame(index) + 1):
@@ -203,4 +206,4 @@ class DetailScreen(ModalScreen[None]):
         assert isinstance(self.timeline.steps[self.timeline.frame_steps[self.index]], FrameStep)
         with VerticalScroll(id="detail", classes="modal-body") as body:
             body.border_title = f"frame #{self.index}"
-            yield Static(frame_detail(self.timeline, self.index))
+            yield Static(frame_detail(self.timeline, self.index, hex_row=16))  # (120 cells)
