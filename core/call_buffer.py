@@ -113,4 +113,4 @@ class CallBuffer:
         self.byte_length = len(text.encode("utf-8", "surrogatepass"))
         self._checker = JsonPrefixChecker()
         self.origin = origin
-        self.fragments.append(frame, 0, self.length, self._checker.feed(text))
+        self.fragments.append(frame, 0, self.length, self._checker.feed_whole(text))

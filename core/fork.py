@@ -19,8 +19,9 @@ _T = TypeVar("_T")
 def forked(obj: _T, memo: dict[int, Any]) -> _T:
     """``copy.deepcopy(obj, memo)`` for an object whose class says how it forks
     (``__deepcopy__``), called directly: ``copy.deepcopy``'s dispatch and keep-alive list cost
-    more than most of these forks. Anything else goes to ``copy.deepcopy``. The memo still makes an object two tables share one copy;
-    nothing needs keeping alive, as the original being forked holds every object seen."""
+    more than most of these forks; anything else goes to ``copy.deepcopy``. The memo still
+    makes an object two tables share one copy; nothing needs keeping alive, as the original
+    being forked holds every object seen."""
     deep = getattr(type(obj), "__deepcopy__", None)
     if deep is None:  # (None, an atom, a plain container)
         return copy.deepcopy(obj, memo)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
+import orjson
+
 from .fork import shallow_copy
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -56,6 +58,18 @@ _LITERALS = ("true", "false", "null")
 
 MAX_DEPTH = 512
 """Nesting deeper than this is reported invalid (orjson itself stops at 1024)."""
+
+
+def _nesting(value: Any) -> int:
+    """How deep containers nest in a parsed JSON container (``[]`` is 1, ``[[1]]`` 2), level by
+    level rather than by recursion: orjson parses up to 1024 levels."""
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [item for container in level
+                 for item in (container.values() if type(container) is dict else container)
+                 if type(item) is dict or type(item) is list]
+    return depth
 
 
 class Draft(StrEnum):
@@ -145,6 +159,28 @@ class JsonPrefixChecker:
             self._consume(text)
         self._offset += len(text)
         return self.status
+
+    def feed_whole(self, text: str) -> Draft:
+        """:meth:`feed` of a whole argument text to a fresh checker (a provider that sends
+        argument objects: Gemini's are serialized whole, a megabyte at a time). An object or
+        array that the gate's parser reads is complete, so its state is set at once: what
+        walking it would leave (nothing open, only the end may follow, the offset past it and
+        the deepest nesting), for what is read next. Anything else is walked, so the rules for
+        every other text stay in :meth:`feed`. tests/test_jsonprefix.py holds the two equal."""
+        if self._offset or self._seen_value or self._token is not None:
+            return self.feed(text)
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return self.feed(text)
+        depth = _nesting(value) if type(value) is dict or type(value) is list else 0
+        if not 0 < depth <= MAX_DEPTH:  # (a scalar, or nested deeper than the checker allows)
+            return self.feed(text)
+        self._seen_value = True
+        self._expect = _Expect.END
+        self._offset = len(text)
+        self.max_depth = depth
+        return Draft.COMPLETE
 
     # -- the machine -------------------------------------------------------------------------
 

@@ -147,3 +147,51 @@ def test_a_malformed_number_or_literal_is_reported_where_it_starts():
     for text, offset in (('{"a": 01}', 6), ('[tru e]', 1), ('[1, nul]', 4)):
         for cuts in ([], list(range(1, len(text)))):  # whole, and one character at a time
             assert fed(text, cuts).error.offset == offset, (text, cuts)
+
+
+# -- feed_whole: the shortcut for a whole argument text, held equal to feed --------------------
+
+def _behaviour(checker: JsonPrefixChecker, then: list[str]) -> list[object]:
+    """What a checker says now and after each later fragment: the state that matters to the
+    panes and the gate (status, error, deepest nesting, what is open and where it is)."""
+    seen: list[object] = []
+    for piece in ["", *then]:
+        checker.feed(piece)
+        seen.append((checker.status, checker.error, checker.max_depth, checker.depth,
+                     checker._offset, checker._expect, checker._token, checker._escape))
+    return seen
+
+
+def _mutations(text: str) -> st.SearchStrategy[str]:
+    n = len(text)
+    return st.one_of(
+        st.just(text), st.just(f" \n{text}\t "),
+        st.integers(0, n).map(lambda i: text[:i]),                          # cut short
+        st.tuples(st.integers(0, n), st.sampled_from(list('{}[]:,"\\ x1e-\x01\ud800')))
+        .map(lambda t: text[:t[0]] + t[1] + text[t[0]:]),                    # one character more
+        st.just(text + text), st.just(text + "x"))
+
+
+WHOLE_TEXTS = st.one_of(
+    json_values.map(lambda v: json.dumps(v, ensure_ascii=False)),
+    json_values.map(lambda v: json.dumps(v)),                                # \u escapes
+    st.sampled_from(["[1e309]", '["\\ud800"]', '["\\ud800\\udc00"]', "[1" + "0" * 400 + "]",
+                     "[" * MAX_DEPTH + "]" * MAX_DEPTH, "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
+                     "{}", "[]", "3", '"x"', "null", "[01]", "[-]", '{"a":1,}', "", "  "]),
+).flatmap(_mutations)
+
+
+@settings(max_examples=400, deadline=None)
+@given(WHOLE_TEXTS, st.lists(st.sampled_from(["", " ", "}", "]", ",", '"a"', "1", "x"]), max_size=3))
+def test_feed_whole_leaves_what_feed_leaves(text, then):
+    whole, walked = JsonPrefixChecker(), JsonPrefixChecker()
+    assert whole.feed_whole(text) is walked.feed(text)
+    assert _behaviour(whole, then) == _behaviour(walked, then)
+
+
+def test_feed_whole_on_a_checker_that_has_text_already_walks_it():
+    whole, walked = JsonPrefixChecker(), JsonPrefixChecker()
+    whole.feed("  ")
+    walked.feed("  ")
+    assert whole.feed_whole('{"a": [1]}') is walked.feed('{"a": [1]}') is Draft.COMPLETE
+    assert _behaviour(whole, ["x"]) == _behaviour(walked, ["x"])
