@@ -77,7 +77,7 @@ def verdict(decision: Decision) -> Content:
 
 
 def head(view: View, timeline: Timeline | None = None) -> Content:
-    """The turn: protocol, open or ended (by which signal), how far the gate is, stop reason,
+    """The turn: open or ended (by which signal), how far the gate is, stop reason,
     provider errors, and, once the stream is over, how and where it ended: briefly on the
     second line (a narrow pane's summary shows four or five rows: the ending must be among
     them), in full after the rest. It never says what
@@ -89,7 +89,7 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
         return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
     decided = sum(call.decision is not None for call in view.calls)
     said = turn_ending(timeline, timeline.end) if view.finished and timeline is not None else None
-    parts: list[safe.Part] = [(turn.protocol, "bold"), "  "]
+    parts: list[safe.Part] = []  # (not the protocol: the status line says it, room is short)
     if turn.terminal is not None:
         parts += [("turn ENDED", "bold $text-success"), " by ", safe.content(turn.terminal.signal),
                   " at ", frame_ref(turn.terminal.frame)]
