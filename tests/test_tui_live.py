@@ -531,3 +531,45 @@ app.wait_relay()
     wanted, reader, screen, relay = map(int, done.stdout.split()[-4:])
     base = os.getpriority(os.PRIO_PROCESS, 0)
     assert wanted > 0 and reader == screen == min(base + wanted, 19) and relay == base
+
+
+async def test_a_capture_nobody_looks_at_waits_and_is_caught_up_when_shown(paced, tmp_path):
+    """The engine runs on the capture open (followed) as its reads come; another one's reads
+    wait while the list is hidden, and are caught up when the list shows it, as a replay
+    decides."""
+    from callscope.core.session_model import Chunk, SessionHeader, StreamEnd
+    from callscope.tui.captures import CaptureChunk, CaptureEnded, CaptureStarted
+
+    app = ProxyApp(paced.url, str(tmp_path / "captures"))
+    body = {"stream": True, "tools": [{"type": "function", "function": t} for t in TOOLS]}
+    header = SessionHeader(protocol="openai-chat",
+                           request={"method": "POST", "url": "/v1/chat/completions", "body": body})
+    pieces = [Chunk(i * 0.01, DATA[i:i + 500]) for i in range(0, len(DATA), 500)]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.url is not None)
+        for path in ("open", "other"):
+            app.take_fact(CaptureStarted(path, header))
+        app.open_capture("open")
+        for piece in pieces:
+            app.take_fact(CaptureChunk("open", (piece,)))
+            app.take_fact(CaptureChunk("other", (piece,)))
+        app.take_fact(CaptureEnded("other", StreamEnd("clean", at=1.0)))
+        opened, other = app.captures["open"], app.captures["other"]
+        assert len(opened.timeline.source) == len(pieces)  # followed: fed as it came
+        assert not other.timeline.source and not other.timeline.closed  # nobody looks: waits
+        assert other.waiting == pieces and other.ending is not None
+        await pilot.press("l")
+        await until(pilot, lambda: row(app, 1)[6] == "clean")
+        assert row(app, 1)[5] == f"{len(DATA):,}" and row(app, 1)[7] == "2 execute"
+        assert other.timeline.closed and not other.waiting and other.ending is None
+        check_final_of(other.timeline)
+        assert row(app, 0)[6] == "● running"
+
+
+def check_final_of(timeline: Timeline) -> None:
+    """The timeline decides what a replay of its bytes decides."""
+    replayed = Timeline.build([(0.0, b"".join(d for _, d in timeline.source))], "openai-chat",
+                              ToolSet([{"type": "function", "function": t} for t in TOOLS]))
+    decided = [s.decision for s in replayed.steps if isinstance(s, DecisionStep)]
+    assert decided and [s.decision for s in timeline.steps
+                        if isinstance(s, DecisionStep)] == decided

@@ -22,8 +22,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from textual.app import ComposeResult
@@ -46,7 +47,7 @@ from .app import CallscopeApp
 from .commands import DEBUGGER_ACTIONS
 from .follow import END_STYLES, REFRESH
 from .footer import FittingFooter
-from .inbox import Inbox
+from .inbox import SLICE, Inbox
 from .live import end_notice
 
 COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes": 9, "state": 10,
@@ -133,6 +134,26 @@ class Capture:
     timeline: Timeline
     base: str = ""
     """The upstream URL (redacted), left out of the URL shown: every capture shares it."""
+    waiting: list[Chunk] = field(default_factory=list)
+    """Reads not yet through the engine: a capture nobody looks at (not open, the list not on
+    screen) costs the debugger no CPU while the relay streams it (:meth:`catch_up`)."""
+    ending: StreamEnd | None = None
+    """Its end, once it came, until :meth:`catch_up` applies it."""
+
+    def catch_up(self) -> bool:
+        """Run what waits through the timeline (the reads, then the end); whether it changed."""
+        timeline, changed = self.timeline, False
+        if self.waiting:
+            chunks, self.waiting = self.waiting, []
+            if not timeline.closed:
+                for chunk in chunks:
+                    timeline.extend(chunk.t, chunk.data)
+                changed = True
+        if self.ending is not None:
+            end, self.ending = self.ending, None
+            changed = changed or not timeline.closed
+            timeline.finish(end)
+        return changed
 
     @property
     def request(self) -> dict[str, Any]:
@@ -349,9 +370,11 @@ class ProxyApp(CallscopeApp):
             if isinstance(fact, CaptureStarted) and capture is None:
                 self.on_capture_started(fact)
             elif isinstance(fact, CaptureChunk) and capture is not None:
-                self._extend(capture, fact.chunks)
-            elif isinstance(fact, CaptureEnded) and capture is not None:
-                capture.timeline.finish(fact.end)
+                capture.waiting.extend(fact.chunks)
+            elif isinstance(fact, CaptureEnded) and capture is not None and capture.ending is None:
+                capture.ending = fact.end
+        for capture in self.captures.values():  # what the report says is what the relay saw
+            capture.catch_up()
 
     # -- facts, in the app's thread ----------------------------------------------------------
 
@@ -394,43 +417,55 @@ class ProxyApp(CallscopeApp):
         self._list_changed(capture)
 
     def on_capture_chunk(self, message: CaptureChunk) -> None:
+        """The reads wait in the capture; only the capture open (followed) takes them now, the
+        others when the list shows them or they are opened."""
         capture = self.captures.get(message.path)
-        if capture is not None and self._extend(capture, message.chunks):
-            self._grown[id(capture.timeline)] = capture.timeline  # refreshed once per slice
-            self._changed[capture.path] = capture
-
-    @staticmethod
-    def _extend(capture: Capture, chunks: tuple[Chunk, ...]) -> bool:
-        """Add the reads to the capture's timeline (none once it ended); whether it grew."""
-        timeline = capture.timeline
-        if timeline.closed:
-            return False
-        for chunk in chunks:
-            timeline.extend(chunk.t, chunk.data)
-        return bool(chunks)
+        if capture is None or capture.ending is not None or capture.timeline.closed:
+            return
+        capture.waiting.extend(message.chunks)
+        if self.follower.stream is capture.timeline:
+            if capture.catch_up():
+                self._grown[id(capture.timeline)] = capture.timeline  # refreshed once per slice
+        self._list_changed(capture)
 
     def on_capture_ended(self, message: CaptureEnded) -> None:
         capture = self.captures.get(message.path)
-        if capture is not None:
-            capture.timeline.finish(message.end)
+        if capture is None or capture.ending is not None:
+            return
+        capture.ending = message.end
+        self._list_changed(capture)
+        if self.follower.stream is capture.timeline:
+            capture.catch_up()
             self.follower.grew(capture.timeline)
-            self._list_changed(capture)
-            if self.follower.stream is capture.timeline and self.screen is not self.list_screen:
+            if self.screen is not self.list_screen:
                 self.notify(end_notice(message.end), markup=False, timeout=4,
                             severity="information" if message.end.kind == "clean" else "error")
 
-    def _list_changed(self, capture: Capture | None = None) -> None:
+    def _list_changed(self, capture: Capture | None = None, wait: float = REFRESH) -> None:
         if capture is not None:
             self._changed[capture.path] = capture
         if self._list_timer is None and self.is_running and self.screen is self.list_screen:
-            self._list_timer = self.set_timer(REFRESH, self._show_list)
+            self._list_timer = self.set_timer(wait, self._show_list)
 
     def _show_list(self) -> None:
-        """Bring the list up to date: the rows of the captures that changed since (the others
-        are as they were), the info and the log lines."""
+        """Bring the list up to date: the captures that changed since are caught up and their
+        rows made again (the others are as they were), for at most one slice of the inbox's
+        budget (the rest in the next: keys and paints come between), then the info and the log
+        lines."""
         self._list_timer = None
         if not self.is_running:  # closing: the list's widgets are going away
             return
+        changed: list[Capture] = []
+        deadline = time.perf_counter() + SLICE
+        for capture in self._changed.values():
+            if changed and time.perf_counter() > deadline:
+                break
+            capture.catch_up()
+            changed.append(capture)
+        for capture in changed:
+            del self._changed[capture.path]
+        if self._changed:
+            self._list_changed(wait=0.001)
         where = (f"listening on {self.url} -> {safe.short(redact_url(self.upstream), 80)}"
                  if self.url else self.error or "starting…")
         info = Content.assemble(
@@ -439,7 +474,6 @@ class ProxyApp(CallscopeApp):
              "$text-muted"), safe.content(safe.short(self.directory, 60)),
             (f"\n{len(self.captures)} capture{'s' * (len(self.captures) != 1)}; enter opens one "
              "(even while it streams), escape goes back to the open capture", "$text-muted"))
-        changed, self._changed = list(self._changed.values()), {}
         self.list_screen.show(changed, info, list(self.log_lines))
 
     # -- actions -------------------------------------------------------------------------------
@@ -451,6 +485,7 @@ class ProxyApp(CallscopeApp):
         self.note = f"capture #{capture.number} {capture.request.get('method', '?')} {capture.url}"
         self.query_one("#status").set_class(True, "-note")
         self.header = capture.header
+        capture.catch_up()
         self.show_timeline(capture.timeline, os.path.basename(capture.path))
         if self.screen is self.list_screen:
             self.pop_screen()
