@@ -91,6 +91,8 @@ lambda around this call): ``_new(CallStep, (event, length, draft, None, ()))`` c
 
 PIECE = 1 << 20
 """Bytes of one read framed at a time by :meth:`Engine.feed_lazily`."""
+SNIFF_PIECE = 64
+"""Bytes :meth:`Engine.push` frames before it knows whether the stream is SSE."""
 
 
 class CallPipeline:
@@ -350,11 +352,14 @@ class Engine:
         self.chunks += 1
         deliver, sse = self._deliver, self._sse
         if sse is None:
+            # The framing is sniffed from the first byte: the first piece is kept small, so
+            # that a stream read whole (a raw capture) takes the hot path past its first bytes.
             decoder = self.decoder
-            for frame in decoder.feed(data[:PIECE]):
+            first = data[:SNIFF_PIECE]
+            for frame in decoder.feed(first):
                 deliver(frame)
             sse = self._sniffed()
-            for offset in range(PIECE, len(data), PIECE):  # (in pieces, as feed_lazily)
+            for offset in range(len(first), len(data), PIECE):  # (in pieces, as feed_lazily)
                 piece = data[offset:offset + PIECE]
                 if sse is not None:
                     sse.feed_hot(piece, self._hot.take, deliver, more=True)
