@@ -64,7 +64,7 @@ async def test_a_row_per_frame_with_its_columns_and_what_it_carries() -> None:
         await pilot.pause()
         assert pane.columns.compact and pane.border_title.split() == ["#", "event", "carries"]
         cells = row_text(app, fragment).split()
-        assert cells[0] == f"#{fragment}" and cells[1] == "res….delta"
+        assert cells[0] == f"#{fragment}" and cells[1] == "r.f….delta"
         assert "call 1 lookup" in row_text(app, fragment)
 
 
@@ -72,7 +72,11 @@ def test_a_long_event_keeps_its_start() -> None:
     """It was cut from the left (…lockDelta, …on_call_arguments.delta): the start shows now."""
     assert short_event("contentBlockDelta", 10) == "cont…Delta"  # (Bedrock's)
     assert short_event("content_block_delta", 10) == "con…_delta"
-    assert short_event("response.output_item.added", 24) == "response.output_i….added"
+    assert short_event("response.output_item.added", 24) == "r.output_item.added"
+    # two events of one namespace stay apart in a compact row (both were 'response.…')
+    assert (short_event("response.created", 10), short_event("response.in_progress", 10)) == (
+        "r.created", "r.in_prog…")
+    assert short_event("response.output_text.delta", 10) == "r.o….delta"
     assert short_event("unterminated", 10) == "untermina…"
     assert short_event("message_stop", 12) == "message_stop"
 
@@ -197,6 +201,6 @@ async def test_at_80_columns_a_row_shows_the_fragment_and_the_call_it_goes_to() 
         row = next(strip.text for strip in app.screen._compositor.render_strips()
                    if "#3 " in strip.text and "delta" in strip.text)
         cropped = row[:pane.outer_size.width]
-        assert '#3  res….delta "{"" call 1 lookup_demo_…' in cropped, cropped  # (… at the edge)
+        assert '#3  r.f….delta "{"" call 1 lookup_demo_…' in cropped, cropped  # (… at the edge)
         summary = cropped.split("delta ", 1)[1]
         assert len(summary.rstrip("│▇ ")) >= 25, summary

@@ -127,16 +127,23 @@ def fixed(timeline: Timeline, index: int, cols: Columns) -> str:
 
 
 def short_event(kind: str, width: int) -> str:
-    """``kind`` in ``width`` cells: its start, and its last word (after a ``.``, a ``_`` or
-    in camelCase) when that leaves the start four cells or more (``response.function….delta``,
-    ``con…_delta``, ``cont…Delta``), else its start only."""
+    """``kind`` in ``width`` cells, its start always shown: whole; else with its namespace
+    abbreviated (``r.output_item.added``); else its start and its last word (after a ``.``, a
+    ``_`` or in camelCase: ``response.function….delta``, ``r.f….delta``, ``con…_delta``,
+    ``cont…Delta``); else its start (``r.in_prog…``)."""
     if len(kind) <= width:
         return kind
-    camel = max((i for i in range(1, len(kind)) if kind[i].isupper() and kind[i - 1].islower()),
-                default=-1)
-    cut = max(kind.rfind("."), kind.rfind("_"), camel)
-    tail = kind[cut:] if cut > 0 and len(kind) - cut <= width - 4 else ""
-    return kind[:width - 1 - len(tail)] + "…" + tail
+    head, dot, rest = kind.partition(".")
+    short = f"{head[0]}.{rest}" if dot and head and rest else kind
+    if len(short) <= width:
+        return short
+    for text, least in ((kind, 8), (short, 3)):  # (least: cells of its start kept)
+        camel = max((i for i in range(1, len(text))
+                     if text[i].isupper() and text[i - 1].islower()), default=-1)
+        cut = max(text.rfind("."), text.rfind("_"), camel)
+        if cut > 0 and width - 1 - (len(text) - cut) >= least:
+            return text[:width - 1 - (len(text) - cut)] + "…" + text[cut:]
+    return short[:width - 1] + "…"
 
 
 def carries(timeline: Timeline, index: int, preview: int = PREVIEW) -> list[tuple[str, str]]:
