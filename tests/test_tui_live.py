@@ -573,3 +573,30 @@ def check_final_of(timeline: Timeline) -> None:
     decided = [s.decision for s in replayed.steps if isinstance(s, DecisionStep)]
     assert decided and [s.decision for s in timeline.steps
                         if isinstance(s, DecisionStep)] == decided
+
+
+async def test_a_relay_that_writes_much_on_stderr_is_never_blocked_by_it(tmp_path):
+    """The relay's standard error is read all along (a full pipe would stop it at its next
+    warning); its last line is the error when it stops before listening."""
+    import sys
+
+    flood = ("import sys, orjson\n"
+             "for _ in range(2000): sys.stderr.write('warning: ' + 'x' * 200 + '\\n')\n"
+             "sys.stderr.flush()\n"
+             "print(orjson.dumps({'e': 'url', 'text': 'http://127.0.0.1:1'}).decode(), flush=True)\n"
+             "print(orjson.dumps({'e': 'log', 'text': 'after the flood'}).decode(), flush=True)\n"
+             "sys.stdin.read()\n")
+    app = ProxyApp("http://127.0.0.1:9", str(tmp_path / "c"))
+    app.command = [sys.executable, "-c", flood]  # 400 KB on stderr before it says anything
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "after the flood" in app.log_lines)
+        assert app.url == "http://127.0.0.1:1" and app.error is None
+    app.wait_relay()
+
+    app = ProxyApp("http://127.0.0.1:9", str(tmp_path / "c"))
+    app.command = [sys.executable, "-c", "import sys\nfor _ in range(2000): "
+                   "sys.stderr.write('noise\\n')\nsys.exit('callscope: the last word')"]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.error is not None)
+    app.wait_relay()
+    assert app.error == "the last word"

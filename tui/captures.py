@@ -94,6 +94,8 @@ CaptureFact = CaptureStarted | CaptureChunk | CaptureEnded
 
 SCREEN_NICENESS = 10
 """How much the debugger lowers its own priority below the relay's (``yield_cpu``)."""
+STDERR_LINES = 20
+STDERR_LINE_BYTES = 2000
 WAIT_AT_EXIT = 15.0
 """Seconds the command waits, after the app closed, for the relay to end its sessions."""
 
@@ -293,6 +295,10 @@ class ProxyApp(CallscopeApp):
         """Facts read after the app closed (the ends of streams the stop cut)."""
         self._relay: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
+        self._errors: threading.Thread | None = None
+        self._said: deque[str] = deque(maxlen=STDERR_LINES)
+        """The relay's last lines on its standard error (read on all along: a pipe nobody
+        reads fills, and the relay would block on its next warning)."""
 
     def on_mount(self) -> None:  # runs before CallscopeApp.on_mount (Textual calls both)
         self.push_screen(self.list_screen)
@@ -308,12 +314,22 @@ class ProxyApp(CallscopeApp):
             if self.yield_cpu and hasattr(os, "nice"):
                 with contextlib.suppress(OSError):
                     os.nice(SCREEN_NICENESS)
+            self._errors = threading.Thread(target=self._read_errors, args=(self._relay,),
+                                            name="callscope-relay-stderr", daemon=True)
+            self._errors.start()
             self._reader = threading.Thread(target=self._read_relay, args=(self._relay,),
                                             name="callscope-relay-reader", daemon=True)
             self._reader.start()
         self.call_after_refresh(self._show_list)
 
     # -- the relay's pipe (a thread of its own) ----------------------------------------------
+
+    def _read_errors(self, relay: subprocess.Popen[bytes]) -> None:
+        assert relay.stderr is not None
+        for line in relay.stderr:
+            text = line[:STDERR_LINE_BYTES].decode("utf-8", "replace").strip()
+            if text:
+                self._said.append(text)
 
     def _read_relay(self, relay: subprocess.Popen[bytes]) -> None:
         """Every fact the relay writes, in order, to the inbox (or, once the app closed, kept
@@ -339,8 +355,10 @@ class ProxyApp(CallscopeApp):
             elif event.kind == "log":
                 self.post_message(ProxyEvent(line=event.text))
         if not listening and not self._closing:
-            said = relay.stderr.read().decode("utf-8", "replace").strip().splitlines()
-            error = said[-1].removeprefix("callscope: ") if said else "the relay stopped"
+            if self._errors is not None:
+                self._errors.join(WAIT_AT_EXIT)  # the relay's last words, once it is gone
+            error = (self._said[-1].removeprefix("callscope: ") if self._said
+                     else "the relay stopped")
             self.post_message(ProxyEvent(error=error))
 
     def on_unmount(self) -> None:
@@ -363,8 +381,9 @@ class ProxyApp(CallscopeApp):
         except subprocess.TimeoutExpired:
             relay.kill()
             relay.wait()
-        if self._reader is not None:
-            self._reader.join(timeout)
+        for thread in (self._reader, self._errors):
+            if thread is not None:
+                thread.join(timeout)
         for fact in self._late:
             capture = self.captures.get(fact.path)
             if isinstance(fact, CaptureStarted) and capture is None:
