@@ -63,6 +63,8 @@ async def test_the_request_beside_the_response_redacts_and_shows_the_tools() -> 
         assert "Authorization: [REDACTED]" in shown and KEY not in shown
         assert "tools (4)" in shown and "delete_demo_file" in shown
         assert "ended  reset" in shown
+        rows = [strip.text for strip in app.screen._compositor.render_strips()]
+        assert any('"additionalProperties": false' in row for row in rows)  # (never broken)
         await pilot.press("escape")
         bare = CallscopeApp([(0.0, b"data: [DONE]\n\n")], source="raw.sse")
     async with bare.run_test(size=(160, 45)) as pilot:

@@ -6,6 +6,7 @@ values are untrusted text and are shown as text.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -31,9 +32,11 @@ def _pretty(value: Any) -> str:
 
 
 def _compact(value: Any) -> str:
+    """One line of JSON with a space after each separator: the window wraps it there, not
+    inside a key (``add`` / ``itionalProperties``)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
         return repr(value)
 
 
