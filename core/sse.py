@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from .errors import DecoderClosed
@@ -127,31 +127,20 @@ class SSEDecoder:
         to ``take`` as its span in the bytes, before any :class:`Frame` is made; a block
         ``take`` reads counts as a frame and is never made one. Every other frame goes to
         ``deliver``, all in stream order."""
-        if self._plain and _CR not in chunk:
-            if not more:
-                self._chunk_starts.append(self._received)
-            self._received += len(chunk)
-            buf = self._buf
-            buf += chunk
-            if _LF in chunk:
-                self._drain_lf(take, deliver)
-            elif len(buf) > self._max_block:
-                deliver(self._overflow())
-            return
-        for frame in self.feed_more(chunk) if more else self.feed(chunk):
-            deliver(frame)
+        self.feed_hot_each((chunk,), take, deliver, more=more)
 
-    def feed_hot_each(self, reads: Iterator[bytes], take: Take,
-                      deliver: Callable[[Frame], None]) -> int:
-        """:meth:`feed_hot` each read in turn, without a Python call per read while the fast
-        path holds (``check`` replays every session a byte per read); returns how many reads
-        it fed. The work per read is :meth:`feed_hot`'s, line for line."""
+    def feed_hot_each(self, reads: Iterable[bytes], take: Take,
+                      deliver: Callable[[Frame], None], *, more: bool = False) -> int:
+        """:meth:`feed_hot` each read in turn (with ``more``, the first one continues the
+        chunk fed last), without a Python call per read while the fast path holds (``check``
+        replays every session a byte per read); returns how many reads it fed."""
         count = 0
         append = self._chunk_starts.append
         for chunk in reads:
             count += 1
             if self._plain and _CR not in chunk:
-                append(self._received)
+                if not more:
+                    append(self._received)
                 self._received += len(chunk)
                 buf = self._buf
                 buf += chunk
@@ -160,7 +149,9 @@ class SSEDecoder:
                 elif len(buf) > self._max_block:
                     deliver(self._overflow())
             else:
-                self.feed_hot(chunk, take, deliver)
+                for frame in self.feed_more(chunk) if more else self.feed(chunk):
+                    deliver(frame)
+            more = False
         return count
 
     def feed_more(self, piece: bytes) -> list[Frame]:
