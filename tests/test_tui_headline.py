@@ -82,3 +82,13 @@ def test_the_replay_table_says_the_ending_too(capsys) -> None:
     line = next(row for row in out.splitlines() if row.strip().startswith("ending: "))
     assert "transport reset by the peer at byte 8329" in line
     assert line.strip().removeprefix("ending: ") in said.replace("\n", " ")
+
+
+def test_an_untimed_recording_says_no_time_of_its_end() -> None:
+    """A raw .sse (every read at t=0) said 'cut at byte 2799, t+0.000s': no time is known."""
+    data = (ROOT / "tests/fixtures/openai-chat/parallel_tool_calls_two_functions.sse").read_bytes()
+    cut = Timeline.build([(0.0, data)]).cut_at(2799)
+    text = head(cut.view(len(cut) - 1), cut).plain
+    assert "stream cut at byte 2799\n" in text and "t+" not in text
+    timed = timeline("sessions/demo.jsonl").cut_at(3000)
+    assert "t+" in head(timed.view(len(timed) - 1), timed).plain

@@ -44,8 +44,10 @@ def turn_ending(timeline: Timeline, end: StreamEnd | None) -> Ending | None:
     chunks = timeline.chunks
     transport, detail, at = transport_of(end, None if timeline.cut is None else
                                          f"cut at byte {timeline.cut} in the debugger")
+    # (a recording whose reads all have one time says nothing of when it ended: no t+0.000s)
+    last = chunks[-1].t if chunks and not chunks.one_time() else None
     return ending(timeline.state, transport=transport, received=timeline.total_bytes,
-                  t=at if at is not None else (chunks[-1].t if chunks else None), detail=detail,
+                  t=at if at is not None else last, detail=detail,
                   last_frame=timeline.frames[-1] if timeline.frames else None)
 
 
