@@ -175,6 +175,7 @@ class CallPipeline:
             if hit is not None:
                 self.hot_fragment(frame.index, hit[0], hit[1])
                 return
+            del payload  # (the reader parses it again: a final response's is not held twice)
         sink = self._sink
         self.frame_into(frame, sink)
         sink.clear()

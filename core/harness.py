@@ -57,7 +57,12 @@ def decide(call: CallBuffer, ctx: GateContext, frame: int | None) -> Decision:
     parsed = parse_arguments(call, ctx.empty_means_object) if readable else None
     if parsed is not None and call.max_depth > turn.limits.max_argument_depth:
         parsed = (TOO_DEEP, "")  # keep the value out of every record and renderer
-    lenient = lenient_verdict(call, turn.limits.max_argument_depth) if ctx.contrast else None
+    if not ctx.contrast:
+        lenient = None
+    elif parsed is not None and not parsed[1]:  # (read by orjson from non-blank text)
+        lenient = lenient_verdict(call, turn.limits.max_argument_depth, parsed[0])
+    else:
+        lenient = lenient_verdict(call, turn.limits.max_argument_depth)
     refusal = first_refusal(ctx, call, parsed)
     if refusal is not None:
         rule, detail = refusal

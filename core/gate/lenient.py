@@ -43,12 +43,20 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
-def lenient_verdict(call: CallBuffer, max_depth: int) -> Lenient:
-    """The lenient harness's verdict on one call once the stream stopped."""
+_UNREAD: Any = object()
+
+
+def lenient_verdict(call: CallBuffer, max_depth: int, strict: Any = _UNREAD) -> Lenient:
+    """The lenient harness's verdict on one call once the stream stopped. ``strict`` is the
+    value the gate's strict parse read from the same non-blank text, when it read one: the
+    lenient parse is orjson's too and gives an equal value, so that one is shared (a call's
+    arguments parsed once, and held once)."""
     if not call.name:
         return Lenient("skip", None, "no tool name")
     if call.max_depth > max_depth:
         return Lenient("execute", TOO_DEEP, "parsed")  # it would run them; we do not show them
+    if strict is not _UNREAD:
+        return Lenient("execute", strict, "parsed")
     text = call.text
     try:
         return Lenient("execute", orjson.loads(text) if text.strip() else {}, "parsed")

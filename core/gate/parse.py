@@ -13,7 +13,8 @@ from ..call_buffer import CallBuffer
 TOO_DEEP = "[arguments nested past the depth limit: not shown]"
 
 Parsed = tuple[Any, str]
-"""The arguments and a note on how they were read (empty, or why empty text means ``{}``)."""
+"""The arguments and a note on how they were read: empty exactly when the arguments are orjson's
+reading of the text (the lenient contrast shares them then), else why empty text means ``{}``."""
 
 
 def parse_arguments(call: CallBuffer, empty_means_object: bool) -> Parsed | None:
