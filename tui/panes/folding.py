@@ -116,9 +116,16 @@ _LONG_WORD = re.compile(r"\S{9,}")
 def soft_breaks(content: Content, width: int) -> Content:
     """``content`` with a line break inside each word longer than ``width`` cells, after the
     last of :data:`BREAK_AFTER` that fits (a word without one is left to the usual fold)."""
-    plain = content.plain
-    if width < 8 or cell_len(plain) <= width:
+    cuts = _soft_cuts(content.plain, width)
+    if not cuts:
         return content
+    return Content("\n").join(content.divide(cuts))
+
+
+def _soft_cuts(plain: str, width: int) -> list[int]:
+    """Where :func:`soft_breaks` breaks ``plain`` (offsets, ascending)."""
+    if width < 8 or cell_len(plain) <= width:
+        return []
     cuts: list[int] = []
     for match in _LONG_WORD.finditer(plain):
         start, end = match.span()
@@ -132,6 +139,16 @@ def soft_breaks(content: Content, width: int) -> Content:
                 break
             cuts.append(start + at)
             start += at
-    if not cuts:
-        return content
-    return Content("\n").join(content.divide(cuts))
+    return cuts
+
+
+def soft_wrap_rows(line: Content, width: int) -> int:
+    """``len(soft_breaks(line, width).wrap(width))`` for a line without a newline, counted on
+    its plain text (no Content is divided, joined or wrapped)."""
+    plain = line.plain
+    if "\t" in plain:  # (tabs expand first)
+        return len(soft_breaks(line, width).wrap(max(width, 1)))
+    width = max(width, 1)
+    bounds = [0, *_soft_cuts(plain, width), len(plain)]
+    return sum(1 if cell_len(piece) <= width else divided_rows(piece, width)
+               for piece in (plain[a:b] for a, b in zip(bounds, bounds[1:], strict=False)))

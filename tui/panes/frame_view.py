@@ -17,7 +17,7 @@ from .. import safe
 from ..screens import frame_detail
 from .frame_text import FrameText, timed
 from .rawbytes import line_spans
-from .rows import RowsView, Wrapped
+from .rows import LineWrapped, RowsView, Wrapped
 
 
 class FrameDetailPane(RowsView):
@@ -65,7 +65,7 @@ class FrameDetailPane(RowsView):
         self.index = index
         key = ("frame", *shown)
         self.border_title = "frame detail" if index is None else f"frame #{index}"
-        if self.set_blocks([Wrapped(key, self._content)]):
+        if self.set_blocks([LineWrapped(key, self._content)]):
             self.show_block(0)
             with self.own_scroll():
                 self.scroll_to(y=0, animate=False, immediate=True)

@@ -24,7 +24,7 @@ from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
-from .folding import soft_breaks, wrap_rows
+from .folding import soft_breaks, soft_wrap_rows, wrap_rows
 from .paint import PaintCache, render_lines
 from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
 
@@ -86,6 +86,84 @@ class Wrapped(Block):
         style = view.visual_style
         strips = [Strip(line.render_segments(style), line.cell_length) for line in self.lines(width)]
         return strips + [Strip.blank(width, view.visual_style.rich_style)] * self.blank_after
+
+
+class LineWrapped(Wrapped):
+    """A :class:`Wrapped` that is measured and drawn a line at a time, the rows on screen only:
+    a tall block (the frame detail: fields, pretty JSON, raw bytes, hex) whose content is new
+    on every step, wrapped whole, cost tens of ms a step, most of it for rows off screen.
+
+    The rows are exactly :meth:`Wrapped.lines`': Content.wrap wraps each line of the content
+    on its own, and :func:`.folding.soft_breaks` only cuts words longer than the width, so a
+    line that fits the width is one row as it is, and only the longer ones are wrapped (each
+    with its own soft breaks)."""
+
+    def __init__(self, key: Hashable, build: Callable[[], Content], blank_after: int = 0) -> None:
+        super().__init__(key, build, blank_after)
+        self._split: list[Content] | None = None
+        self._pieces: dict[tuple[int, int], list[Content]] = {}  # (line, width): its rows
+        self._tops: dict[int, list[int]] = {}  # width: the first row of each line, and the total
+
+    def _logical(self) -> list[Content]:
+        if self._split is None:
+            content = self.content
+            self._split = content.split("\n", allow_blank=True) if content.plain else []
+        return self._split
+
+    def _line_rows(self, j: int, width: int) -> list[Content]:
+        pieces = self._pieces.get((j, width))
+        if pieces is None:
+            line = self._logical()[j]
+            pieces = [line] if self._fits(line, width) else soft_breaks(line, width).wrap(
+                max(width, 1))
+            self._pieces[j, width] = pieces
+        return pieces
+
+    @staticmethod
+    def _fits(line: Content, width: int) -> bool:
+        return line.cell_length <= width and "\t" not in line.plain  # (tabs expand first)
+
+    def _line_tops(self, width: int) -> list[int]:
+        tops = self._tops.get(width)
+        if tops is None:
+            tops, total = [], 0
+            for line in self._logical():
+                tops.append(total)
+                # (counted, not wrapped: only the lines on screen are)
+                total += 1 if self._fits(line, width) else soft_wrap_rows(line, width)
+            tops.append(total)
+            self._tops[width] = tops
+        return tops
+
+    def _text_rows(self, width: int) -> int:
+        return max(1, self._line_tops(max(width, 1))[-1])
+
+    def lines(self, width: int) -> list[Content]:
+        width = max(width, 1)
+        lines = [piece for j in range(len(self._logical())) for piece in self._line_rows(j, width)]
+        return lines or [Content("")]
+
+    def rows(self, width: int) -> int:
+        return self._text_rows(width) + self.blank_after
+
+    def row_keys(self, width: int) -> Sequence[Hashable]:
+        return [("line-row", self.key, row, width) for row in range(self.rows(width))]
+
+    def render_row(self, row: int, width: int, view: RowsView) -> Strip:
+        tops = self._line_tops(max(width, 1))
+        if row >= max(1, tops[-1]):  # (a blank row after the text)
+            return Strip.blank(width, view.visual_style.rich_style)
+        if tops[-1] == 0:  # (no text: one empty row)
+            piece = Content("")
+        else:
+            j = bisect_right(tops, row) - 1
+            pieces = self._line_rows(j, max(width, 1))
+            at = row - tops[j]
+            piece = pieces[at] if at < len(pieces) else Content("")  # (as counted: never short)
+        return Strip(piece.render_segments(view.visual_style), piece.cell_length)
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        return [self.render_row(row, width, view) for row in range(self.rows(width))]
 
 
 class RowsView(PaneScroll, can_focus=False):
