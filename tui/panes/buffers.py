@@ -13,6 +13,9 @@ three in view.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.events import Click
 from textual.strip import Strip
@@ -58,24 +61,57 @@ COMPACT_FROM = 4
 
 class CallList(Block):
     """One line per call (number, tool, bytes, draft, verdict): the whole turn at a glance when
-    its lanes do not fit; a click on a line selects that call's lane."""
+    its lanes do not fit; a click on a line selects that call's lane.
+
+    A step changes one call's line (its byte count) of 64: each row is keyed by what its call
+    shows (:meth:`row_keys`), so only that row is drawn again, and a line's text is made once
+    per look (:data:`_CALL_LINES`), not once per call per step."""
 
     def __init__(self, calls: list[CallView]) -> None:
         self.calls = calls
-        self.lines = [_call_line(call) for call in calls]
-        self.key = ("call-list", tuple((c.key, c.name, c.byte_length, c.draft,
-                                         c.decision.action if c.decision else None) for c in calls))
+        self._looks = tuple(_call_look(c) for c in calls)
+        self.key = ("call-list", self._looks)
+
+    @property
+    def lines(self) -> list[Content]:
+        return [_line_of(call, look) for call, look in zip(self.calls, self._looks, strict=True)]
 
     def rows(self, width: int) -> int:
-        return len(self.lines) + 1
+        return len(self.calls) + 1
+
+    def row_keys(self, width: int) -> list[Hashable]:
+        return [*(("call-line", look, width) for look in self._looks), ("call-list-end", width)]
+
+    def render_row(self, row: int, width: int, view: RowsView) -> Strip:
+        if row >= len(self.calls):
+            return Strip.blank(width, view.visual_style.rich_style)
+        line = _line_of(self.calls[row], self._looks[row])
+        strip = Strip(line.render_segments(view.visual_style), line.cell_length)
+        return Strip.join([Strip.blank(1, view.visual_style.rich_style), strip]).crop(0, width)
 
     def render(self, width: int, view: RowsView) -> list[Strip]:
-        rows = [Strip.join([Strip.blank(1, view.visual_style.rich_style), row])
-                for row in render(self.lines, view.visual_style)]
-        return [row.crop(0, width) for row in rows] + [Strip.blank(width, view.visual_style.rich_style)]
+        return [self.render_row(row, width, view) for row in range(self.rows(width))]
 
     def call_at(self, row: int) -> CallView | None:
         return self.calls[row] if 0 <= row < len(self.calls) else None
+
+
+def _call_look(call: CallView) -> Hashable:
+    """Everything :func:`_call_line` shows of a call."""
+    d = call.decision
+    return (call.order, call.key, call.name, call.byte_length, call.draft,
+            None if d is None else (d.action, d.reason))
+
+
+_CALL_LINES: LRUCache[Hashable, Content] = LRUCache(1024)
+"""Call-list lines by look (Content is immutable and styled by name: any pane, any theme)."""
+
+
+def _line_of(call: CallView, look: Hashable) -> Content:
+    line = _CALL_LINES.get(look)
+    if line is None:
+        line = _CALL_LINES[look] = _call_line(call)
+    return line
 
 
 def _call_line(call: CallView) -> Content:

@@ -28,6 +28,7 @@ from .folding import fold_rows, wrap_rows
 from .lane_text import (
     INNER_ROWS,
     argument_lines,
+    argument_row,
     draft_preview,
     fold_segments,
     inner_rows,
@@ -286,6 +287,21 @@ class Lane(Block):
             self._folded[width] = rows
         return rows
 
+    def _text_row(self, a: int, line: int, width: int, view: RowsView
+                  ) -> tuple[list[Segment], int]:
+        """Folded text row ``a`` (of text line ``line``): drawn alone when the text is the
+        common case (see :func:`.lane_text.argument_row`), else cut from the whole text."""
+        call = self.call
+        if call.text and width not in self._folded:
+            lo = window(call)[0]
+            if line == (1 if lo else 0):
+                before = fold_rows(width - 4, self._measured[1][0]) if lo else 0
+                row = argument_row(call, self.timeline, self.k,
+                                   text_styles(view, self._look(view)[1]), a - before, width - 4)
+                if row is not None:
+                    return row
+        return self._text_rows(width, view)[a]
+
     def render_row(self, row: int, width: int, view: RowsView) -> Strip:
         kind, a, b = self._layout(width)[row]
         border, base, left, right = self._look(view)
@@ -302,7 +318,7 @@ class Lane(Block):
         if found is not None:
             segments, size = found
         elif kind == "text":
-            segments, size = self._text_rows(width, view)[a]
+            segments, size = self._text_row(a, b, width, view)
         else:  # (a head or tail line, word-wrapped inside the border)
             pieces = self._pieces.get((kind, a, width))
             if pieces is None:

@@ -8,6 +8,7 @@ visible), and measures the same lines without drawing them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
@@ -159,6 +160,69 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
     if lo:
         lines.insert(0, list(earlier(lo).render_segments(st.base)))
     return lines
+
+
+def argument_row(call: CallView, timeline: Timeline | None, k: int, st: TextStyles,
+                 row: int, width: int) -> tuple[list[Segment], int] | None:
+    """Folded row ``row`` of the shown text (the line after the "earlier" one, if any), as
+    :func:`argument_lines` then :func:`fold_segments` draw it, made from the fragments in that
+    row alone; None unless the text is one line with nothing to escape (the common case). A
+    step draws the row or two that changed, not the whole window (hundreds of fragments).
+
+    The row's characters are found by cells (wide characters count two), the fragments over
+    them drawn as :func:`argument_lines` draws them, and the row cut out of those segments
+    with ``Segment.divide``, as :func:`fold_segments` cuts it out of the whole line."""
+    lo, shown = window(call)
+    if "\n" in shown or safe.has_unsafe(shown):
+        return None
+    total, width = cells(shown), max(width, 1)
+    a, b = row * width, min((row + 1) * width, total)
+    if fold_rows(width, total) == 1:
+        a, b = 0, total  # (a line that fits is one row, as it is)
+    if a >= b:
+        return [], 0
+    ascii_ = shown.isascii()
+    # Characters [ia, ib) hold cells [a, b); ia starts at cell ``at`` (<= a: a wide
+    # character may straddle a).
+    ia = a if ascii_ else _char_at(shown, a)
+    ib = b if ascii_ else min(len(shown), _char_at(shown, b - 1) + 1)
+    at = ia if ascii_ else cells(shown[:ia])
+    fragments = timeline.calls[call.key].spans(k, lo) if timeline is not None else []
+    first = call.fragments - len(fragments)
+    fs = fe = -1
+    if call.fresh is not None:
+        fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + len(shown)) - lo
+    line: list[Segment] = []
+    get, pos = st.get, ia
+    # (fragments end in order: the first one ending past ia is the first in the row)
+    i = bisect_right(fragments, lo + ia, key=lambda f: f[1])
+    while i < len(fragments) and pos < ib:
+        start, end, frame = fragments[i]
+        s, e = max(max(start, lo) - lo, ia), min(end - lo, ib)
+        if e > s:
+            if s > pos:  # (text no fragment carried: never shaded)
+                _plain_pieces(line, shown, pos, s, False, None, fs, fe, get)
+            _plain_pieces(line, shown, s, e, bool((first + i) % 2), frame, fs, fe, get)
+            pos = e
+        i += 1
+    if pos < ib:
+        _plain_pieces(line, shown, pos, ib, False, None, fs, fe, get)
+    if ascii_ or (at == a and cells(shown[ia:ib]) == b - a):
+        return line, b - a
+    pieces = list(Segment.divide(line, [a - at, b - at]))
+    return (pieces[1] if len(pieces) > 1 else []), b - a
+
+
+def _char_at(text: str, cell: int) -> int:
+    """The index of the character holding cell ``cell`` of ``text`` (by bisection)."""
+    lo, hi = 0, len(text)  # cells(text[:lo]) <= cell; the answer is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if cells(text[:mid]) <= cell:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _plain_pieces(line: list[Segment], shown: str, a: int, b: int, odd: bool, frame: int | None,

@@ -1,0 +1,113 @@
+"""The rows the panes draw a piece at a time are the rows they drew whole (the caches and
+partial drawings that make a step cheap: see tui/panes/rows.py, lane_text.py, folding.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from callscope.core import synth
+from callscope.core.timeline import Timeline
+from callscope.tui.panes.folding import soft_breaks, soft_wrap_rows
+from callscope.tui.panes.lane_text import argument_lines, argument_row, fold_segments, text_widths
+from callscope.tui.panes.rows import LineWrapped, Wrapped
+from rich.segment import Segment
+from rich.style import Style as RichStyle
+from textual.content import Content
+from textual.style import Style
+
+
+class _Styles:
+    """TextStyles without a pane: a distinct style per (odd, new, escape, frame)."""
+
+    base = Style()
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[object, ...], RichStyle] = {}
+
+    def get(self, odd: bool, new: bool, esc: bool, frame: int | None) -> RichStyle:
+        key = (odd, new, esc, frame)
+        if key not in self._made:
+            self._made[key] = RichStyle(bold=odd, reverse=new, dim=esc,
+                                        link=None if frame is None else f"#{frame}")
+        return self._made[key]
+
+
+def _timeline(seed: int, wide: bool) -> Timeline:
+    rng = random.Random(seed)
+    calls = tuple(synth.ToolCall("tool", synth.realistic_arguments(2500, rng) if wide else
+                                 "".join(rng.choice("abcdefgh ,:{}") for _ in range(2500)))
+                  for _ in range(3))
+    turn = synth.Turn(items=calls, fragmenting=synth.Fragmenting(1, 8))
+    encoded = synth.encode_turn("openai-chat", turn, rng)
+    reads = synth.network_chunks(encoded.data, rng, frame_ends=encoded.frame_ends)
+    return Timeline.build(reads, "openai-chat")
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_lane_row_drawn_alone_is_the_row_cut_from_the_whole_text(wide: bool) -> None:
+    timeline = _timeline(3, wide)
+    rng = random.Random(1)
+    st = _Styles()
+    checked = 0
+    for _ in range(60):
+        k = rng.randrange(len(timeline))
+        view = timeline.view(k, since=max(0, k - rng.randrange(1, 40)))
+        for call in view.calls:
+            if not call.text:
+                continue
+            lines = argument_lines(call, timeline, k, st)  # type: ignore[arg-type]
+            widths = text_widths(call)
+            for width in (7, 31, 58, 200):
+                row0 = 1 if len(lines) == 2 else 0  # (after the "earlier" line)
+                if len(lines) - row0 != 1:
+                    assert argument_row(call, timeline, k, st, 0, width) is None  # type: ignore[arg-type]
+                    continue
+                whole = fold_segments(lines[row0], widths[row0], width)
+                for r, (segments, size) in enumerate(whole):
+                    got = argument_row(call, timeline, k, st, r, width)  # type: ignore[arg-type]
+                    assert got is not None
+                    assert (Segment.get_line_length(got[0]), got[1]) == (
+                        Segment.get_line_length(segments), size)
+                    assert got[0] == segments, (k, call.key, width, r)
+                    checked += 1
+    assert checked > 100
+
+
+def _contents() -> list[Content]:
+    rng = random.Random(2)
+    words = ["a", "bb", "response.function_call_arguments.delta", "x" * 90, "数据", "🚀",
+             "path/to/some/very/long/file_name.py", "  ", "Ærøskøbing", "\t"]
+    out = [Content(""), Content("\n"), Content("one line"), Content("ends with a break\n")]
+    for _ in range(40):
+        lines = [" ".join(rng.choice(words) for _ in range(rng.randrange(0, 12)))
+                 for _ in range(rng.randrange(1, 8))]
+        text = "\n".join(lines)
+        content = Content(text)
+        if text:  # some styled spans, across the line ends
+            for _ in range(4):
+                a = rng.randrange(len(text))
+                content = content.stylize(rng.choice(["bold", "italic", "$text-muted"]), a,
+                                          min(len(text), a + rng.randrange(1, 30)))
+        out.append(content)
+    return out
+
+
+def test_a_line_wrapped_block_is_the_wrapped_block() -> None:
+    for content in _contents():
+        for width in (1, 5, 8, 13, 40, 120):
+            whole = Wrapped("k", lambda content=content: content)  # type: ignore[misc]
+            lazy = LineWrapped("k", lambda content=content: content)  # type: ignore[misc]
+            expected = whole.lines(width)
+            assert lazy.rows(width) == whole.rows(width) == len(expected), (content.plain, width)
+            got = lazy.lines(width)
+            assert [c.plain for c in got] == [c.plain for c in expected]
+            assert [c.spans for c in got] == [c.spans for c in expected]
+
+
+def test_soft_wrap_rows_counts_the_wrapped_rows() -> None:
+    for content in _contents():
+        for line in content.split("\n", allow_blank=True):
+            for width in (1, 5, 8, 13, 40):
+                assert soft_wrap_rows(line, width) == len(
+                    soft_breaks(line, width).wrap(max(width, 1))), (line.plain, width)
