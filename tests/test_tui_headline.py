@@ -44,19 +44,22 @@ def test_the_ending_is_said_once_the_stream_is_over() -> None:
 
 
 @pytest.mark.parametrize(("name", "where"), [
-    ("sessions/demo.jsonl", "stream reset by the peer at byte 8329, t+1.700s"),
+    ("sessions/demo.jsonl", "ending transport reset by the peer at byte 8329, t+1.700s"),
     ("sessions/ollama-chat/truncated_mid_arguments.jsonl",  # (a status line of three rows)
-     "stream reset by the peer at byte 1369, t+1.108s")])
+     "ending transport reset by the peer at byte 1369, t+1.108s"),
+    ("sessions/anthropic/max_tokens.jsonl",  # a verdict of two rows, under three of status
+     "ending transport closed cleanly at byte 3661")])
 async def test_the_ending_shows_unscrolled_at_80x24(name: str, where: str) -> None:
     """At 80x24 the decisions' summary shows three or four rows: the headline said the
-    transport's end only on its fifth (the ending's line), under the scroll. It is second now,
-    briefly, under a verdict of one row (the protocol is the status line's)."""
+    transport's end only on its fifth (the ending's line), under the scroll. The ending is
+    second now, under a verdict of one row (the protocol is the status line's)."""
     from callscope.tui.app import CallscopeApp
     from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
     from callscope.tui.panes.decisions import DecisionsPane
 
     loaded = LoadedInput(str(ROOT / name))
-    app = CallscopeApp(loaded.held(10**8), source=name, protocol=protocol_for(loaded, None),
+    source = "/a/longer/path/to/the/recordings/" + name  # (the status line's third row)
+    app = CallscopeApp(loaded.held(10**8), source=source, protocol=protocol_for(loaded, None),
                        tools=toolset_for(loaded, None), end=loaded.session.end)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("end")
@@ -67,7 +70,8 @@ async def test_the_ending_shows_unscrolled_at_80x24(name: str, where: str) -> No
         rows = [strip.text[region.x:region.right]
                 for strip in app.screen._compositor.render_strips()[region.y:region.bottom]]
         shown = " ".join(" ".join(rows).split())
-        assert "TRUNCATED: no terminal signal" in shown, rows
+        assert app.query_one("#status").size.height == 3
+        assert "TRUNCATED: no terminal signal" in shown or "turn ENDED by message_stop" in shown
         assert where in shown, rows
 
 
@@ -89,6 +93,6 @@ def test_an_untimed_recording_says_no_time_of_its_end() -> None:
     data = (ROOT / "tests/fixtures/openai-chat/parallel_tool_calls_two_functions.sse").read_bytes()
     cut = Timeline.build([(0.0, data)]).cut_at(2799)
     text = head(cut.view(len(cut) - 1), cut).plain
-    assert "stream cut at byte 2799\n" in text and "t+" not in text
+    assert "ending transport cut at byte 2799 (" in text and "t+" not in text
     timed = timeline("sessions/demo.jsonl").cut_at(3000)
     assert "t+" in head(timed.view(len(timed) - 1), timed).plain

@@ -78,10 +78,10 @@ def verdict(decision: Decision) -> Content:
 
 def head(view: View, timeline: Timeline | None = None) -> Content:
     """The turn: open or ended (by which signal), how far the gate is, stop reason,
-    provider errors, and, once the stream is over, how and where it ended: briefly on the
-    second line (a narrow pane's summary shows four or five rows: the ending must be among
-    them), in full after the rest. It never says what
-    the calls below it contradict: the gate decides only once the turn ended, so a decision
+    provider errors, and, once the stream is over, how and where it ended, on the second line
+    (a narrow pane's summary shows four or five rows: the transport's end, at the start of
+    the ending's line, must be among them). It never says what the calls below it
+    contradict: the gate decides only once the turn ended, so a decision
     on screen means the turn is over, and a turn that ended with a call still waiting is being
     decided."""
     turn = view.turn
@@ -100,8 +100,10 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
     else:
         parts += [("turn OPEN", "bold $text-warning"), (" — the gate waits for the terminal signal",
                                                          "$text-muted")]
-    if said is not None:  # how and where the stream ended, second (its details: below)
-        parts += [("\nstream ", "bold"), safe.content(said.where(), "bold")]
+    if said is not None:  # second: how and where the transport ended leads the line, in bold
+        line, lead = said.line(), f"transport {said.where()}"
+        parts += [("\nending ", "bold"), safe.content(lead, "bold"),
+                  safe.content(line.removeprefix(lead), "$text-muted")]
     if (turn.terminal is not None or decided) and decided < len(view.calls):
         parts += [(f"\nthe gate is deciding: {decided} of {len(view.calls)} calls decided at this "
                    "step", "$text-warning")]
@@ -111,8 +113,6 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
                   (" at ", "$text-muted"), frame_ref(turn.stop.frame)]
     for error in turn.errors[:3]:
         parts += [("\nprovider error ", "bold $text-error"), safe.content(safe.short(error.message))]
-    if said is not None:
-        parts += [("\nending ", "bold"), safe.content(said.line(), "$text-muted")]
     return Content.assemble(*parts)
 
 
@@ -216,7 +216,11 @@ class DecisionsPane(Vertical, can_focus=False):
     the panes stay where they are while stepping."""
 
     SUMMARY_SHARE = 0.6
-    """The summary's largest share of the pane's height (as the CSS max-height says)."""
+    """The summary's largest share of the pane's height (as the CSS max-height says)..."""
+    SUMMARY_LEAST = 5
+    """... or this many rows (its border included) when the share is fewer and the pane has
+    room for the log's first rows: at 80x24, under a status line of three rows, 60% was three
+    rows of text, one short of the headline's verdict and the transport's end."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -278,13 +282,15 @@ class DecisionsPane(Vertical, can_focus=False):
         barred = max(barred, summary.rows_at(widths[1]))
         self._peaks = (free, barred)
         pane = self.content_region.height
+        cap = max(int(pane * self.SUMMARY_SHARE), min(self.SUMMARY_LEAST, pane - 3))
         # A scrollbar coming or going is a layout too: when the tallest summary does not fit
         # its share of the pane, the bar stays (an empty track while the summary is short).
-        fits = free + 1 < int(pane * self.SUMMARY_SHARE) - 1
+        fits = free + 1 < cap - 1
         rows = free if fits else barred
         if self._applied == (rows, fits, pane) or not pane:
             return
         self._applied = (rows, fits, pane)
+        summary.styles.max_height = cap
         summary.styles.height = rows + 1  # (and its bottom border)
         summary.styles.overflow_y = "hidden" if fits else "scroll"
 
