@@ -45,7 +45,7 @@ from ..net.relay_events import Event, read_event
 from . import safe
 from .app import CallscopeApp
 from .commands import DEBUGGER_ACTIONS
-from .follow import END_STYLES, REFRESH
+from .follow import END_STYLES
 from .footer import FittingFooter
 from .inbox import SLICE, Inbox
 from .live import end_notice
@@ -97,6 +97,11 @@ SCREEN_NICENESS = 10
 STDERR_LINES = 20
 STDERR_LINE_BYTES = 2000
 WAIT_AT_EXIT = 15.0
+LIST_REFRESH = 0.5
+"""Seconds between two updates of the captures list (the panes of the capture open follow
+:data:`~.follow.REFRESH`). Textual's DataTable paints every visible row again after any cell
+changed (its render caches are keyed by an update count): with 20 captures streaming that was
+~20 ms a paint, a fifth of a core at 10 a second; twice a second still shows the bytes grow."""
 """Seconds the command waits, after the app closed, for the relay to end its sessions."""
 
 
@@ -236,7 +241,9 @@ class CapturesScreen(Screen[None]):
             table.add_column(name, width=width, key=name)
         table.focus()
 
-    def show(self, captures: list[Capture], info: Content, log: list[str]) -> None:
+    def show(self, captures: list[Capture], info: Content | None, log: list[str] | None) -> None:
+        """Make the rows of ``captures`` again (a cell only where it changed); the info and the
+        log lines when they are given (None: as they were)."""
         table = self.query_one(DataTable)
         for capture in captures:
             cells = capture.cells()
@@ -246,9 +253,11 @@ class CapturesScreen(Screen[None]):
             for name, cell in zip(COLUMNS, cells, strict=True):
                 if not safe.same(cell, table.get_cell(capture.path, name)):
                     table.update_cell(capture.path, name, cell)
-        self.query_one("#captures-info", Static).update(info)
-        self.query_one("#captures-log", Static).update(
-            Content("\n").join([safe.content(safe.short(line, 200)) for line in log]))
+        if info is not None:
+            self.query_one("#captures-info", Static).update(info)
+        if log is not None:
+            self.query_one("#captures-log", Static).update(
+                Content("\n").join([safe.content(safe.short(line, 200)) for line in log]))
 
     def on_screen_resume(self) -> None:
         cast(ProxyApp, self.app)._show_list()  # what changed while it was hidden
@@ -287,6 +296,11 @@ class ProxyApp(CallscopeApp):
         self.install_screen(self.list_screen, "captures")  # kept (and its table) when popped
         self._list_timer: Timer | None = None
         self._changed: dict[str, Capture] = {}
+        self._caught_up: dict[str, Capture] = {}
+        """Caught up, their rows not yet made again (that is done for all of them at once)."""
+        self._shown_at = 0.0
+        self._said_info: tuple[str, int] | None = None
+        self._said_log: list[str] | None = None
         """The captures whose row is out of date (a row is made again only when it changed,
         and only while the list is on screen: a long list costs nothing per read)."""
         self._lock = threading.Lock()
@@ -460,40 +474,48 @@ class ProxyApp(CallscopeApp):
                 self.notify(end_notice(message.end), markup=False, timeout=4,
                             severity="information" if message.end.kind == "clean" else "error")
 
-    def _list_changed(self, capture: Capture | None = None, wait: float = REFRESH) -> None:
+    def _list_changed(self, capture: Capture | None = None, wait: float = LIST_REFRESH) -> None:
         if capture is not None:
             self._changed[capture.path] = capture
         if self._list_timer is None and self.is_running and self.screen is self.list_screen:
             self._list_timer = self.set_timer(wait, self._show_list)
 
     def _show_list(self) -> None:
-        """Bring the list up to date: the captures that changed since are caught up and their
-        rows made again (the others are as they were), for at most one slice of the inbox's
-        budget (the rest in the next: keys and paints come between), then the info and the log
-        lines."""
+        """Bring the list up to date, at most every :data:`LIST_REFRESH`: the captures that
+        changed since are caught up, for one slice of the inbox's budget at a time (keys and
+        paints come between), then their rows are made again (the others are as they were) and
+        the info and log lines if they changed. A table cell updated makes Textual paint the
+        whole table again: the rows are updated together, once per refresh."""
         self._list_timer = None
         if not self.is_running:  # closing: the list's widgets are going away
             return
-        changed: list[Capture] = []
-        deadline = time.perf_counter() + SLICE
-        for capture in self._changed.values():
-            if changed and time.perf_counter() > deadline:
+        deadline, done = time.perf_counter() + SLICE, 0
+        for capture in list(self._changed.values()):
+            if done and time.perf_counter() > deadline:
                 break
             capture.catch_up()
-            changed.append(capture)
-        for capture in changed:
             del self._changed[capture.path]
-        if self._changed:
-            self._list_changed(wait=0.001)
+            self._caught_up[capture.path] = capture
+            done += 1
+        if self._changed and time.perf_counter() - self._shown_at < LIST_REFRESH:
+            self._list_changed(wait=0.001)  # the rest first, then the rows together
+            return
         where = (f"listening on {self.url} -> {safe.short(redact_url(self.upstream), 80)}"
                  if self.url else self.error or "starting…")
-        info = Content.assemble(
+        said = (where, len(self.captures))
+        info = None if said == self._said_info else Content.assemble(
             ("callscope proxy ", "bold $text-primary"), safe.content(where),
             ("\npoint your agent's base URL at it; streamed responses are recorded in ",
              "$text-muted"), safe.content(safe.short(self.directory, 60)),
             (f"\n{len(self.captures)} capture{'s' * (len(self.captures) != 1)}; enter opens one "
              "(even while it streams), escape goes back to the open capture", "$text-muted"))
-        self.list_screen.show(changed, info, list(self.log_lines))
+        log = list(self.log_lines)
+        self.list_screen.show(list(self._caught_up.values()), info,
+                              None if log == self._said_log else log)
+        self._caught_up, self._said_info, self._said_log = {}, said, log
+        self._shown_at = time.perf_counter()
+        if self._changed:
+            self._list_changed()
 
     # -- actions -------------------------------------------------------------------------------
 
