@@ -419,7 +419,11 @@ class ProxyApp(CallscopeApp):
             self.notify(message.error, severity="error", markup=False, timeout=30)
         if message.line is not None:
             self.log_lines.append(message.line)
-        self._list_changed()
+        if (message.url is not None or message.error is not None) and (
+                self.is_running and self.screen is self.list_screen):
+            self._show_list()  # where it listens (or why not) is said at once
+        else:
+            self._list_changed()
 
     def take_fact(self, fact: CaptureFact) -> None:
         """One fact from the proxy's thread, in the app's thread (from the inbox)."""
