@@ -180,6 +180,43 @@ class TestFeatures:
 
         assert snap_compare(demo(), terminal_size=SIZE, run_before=prompted)
 
+    def test_an_event_stream_frame_in_detail(self, snap_compare):
+        """Bedrock's AWS event stream: a message's prelude, headers and checksums over the
+        usual fields (its event type; no SSE id, retry or comments)."""
+        assert snap_compare(demo("sessions/bedrock-converse/parallel_calls.jsonl"),
+                            terminal_size=SIZE, run_before=then(frame=3))
+
+    def test_an_invoke_payload_decoded_at_80x24(self, snap_compare):
+        """InvokeModel's base64 ``bytes``, decoded: the Anthropic event inside (zoomed)."""
+        assert snap_compare(demo("sessions/bedrock-invoke/single_call.jsonl"),
+                            terminal_size=NARROW, run_before=then("tab", "z", "pagedown", frame=3))
+
+    def test_an_ndjson_stream_cut_mid_line_at_80x24(self, snap_compare):
+        """Ollama's NDJSON, reset inside its last line: the headline says so in its terms."""
+        assert snap_compare(demo("sessions/ollama-chat/truncated_mid_arguments.jsonl"),
+                            terminal_size=NARROW, run_before=then("end"))
+
+    def test_the_folder_list_at_80x24(self, snap_compare, monkeypatch, tmp_path):
+        """Every column on screen at 80 cells: a long name elided in the middle."""
+        for name in ("demo.jsonl", "bedrock-converse/truncated_mid_arguments.jsonl",
+                     "ollama-chat/parallel_calls.jsonl"):
+            target = tmp_path / name
+            target.parent.mkdir(exist_ok=True)
+            shutil.copy(ROOT / "sessions" / name, target)
+        monkeypatch.chdir(tmp_path)
+        assert snap_compare(FolderApp("."), terminal_size=NARROW, run_before=self._listed)
+
+    @staticmethod
+    async def _listed(pilot: Pilot) -> None:
+        app = pilot.app
+        assert isinstance(app, FolderApp)
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if app.read == len(app.paths):
+                break
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
     def test_the_folder_list(self, snap_compare, monkeypatch, tmp_path):
         for name in ("demo.jsonl", "demo_complete.jsonl", "anthropic/max_tokens.jsonl"):
             shutil.copy(ROOT / "sessions" / name, tmp_path / pathlib.Path(name).name)
