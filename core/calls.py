@@ -31,6 +31,7 @@ from .events import (
     UsageReported,
 )
 from .fork import forked, shallow_copy
+from .fragments import FragmentCount, Fragments
 from .gate.codes import Code, Effect
 from .jsonprefix import Draft
 from .limits import DEFAULT_LIMITS, Limits
@@ -56,6 +57,10 @@ class TurnState:
     anomalies: list[Anomaly] = field(default_factory=list)
     text: dict[str, list[str]] = field(default_factory=dict)
     limits: Limits = DEFAULT_LIMITS
+    columns: bool = True
+    """Whether calls keep each fragment's frame and span (:class:`.fragments.Fragments`, what
+    the views show) or only their count and last draft status (:class:`.fragments.
+    FragmentCount`, all the gate and the turn record read). Set before the first call opens."""
     halted: str | None = None
     """Why the engine stopped interpreting this turn (a limit), or None."""
     anomaly_counts: dict[str, int] = field(default_factory=dict)
@@ -299,8 +304,9 @@ class TurnState:
     def _open(self, event: CallOpened, found: list[Anomaly]) -> None:
         call = self.calls.get(event.key)
         if call is None:
-            call = self.calls[event.key] = CallBuffer(event.key, event.frame, event.id,
-                                                      event.call_id, event.name, event.kind)
+            call = self.calls[event.key] = CallBuffer(
+                event.key, event.frame, event.id, event.call_id, event.name, event.kind,
+                fragments=Fragments() if self.columns else FragmentCount())
             call.anomalies.extend(self.orphans.pop(event.key, ()))
             call.disputed = self.disputes.pop(event.key, None)
         else:  # (a reader opens a key once; a hostile stream can make one open it again)
@@ -324,7 +330,8 @@ class TurnState:
         if call is None:
             found.append(Anomaly(frame, Code.DELTA_FOR_UNKNOWN_CALL,
                                  f"arguments for {key}, which was never opened (kept)", key))
-            call = self.calls[key] = CallBuffer(key, frame)
+            call = self.calls[key] = CallBuffer(
+                key, frame, fragments=Fragments() if self.columns else FragmentCount())
             call.anomalies.extend(self.orphans.pop(key, ()))
             call.disputed = self.disputes.pop(key, None)
         return call

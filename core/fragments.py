@@ -4,7 +4,8 @@ A long session has a fragment per argument delta, hundreds of thousands of them:
 (and their integers) each cost about 160 bytes, so a 105 MB session replayed for its summary
 held more memory in fragment records than the file's size. Here a fragment is three machine
 words and a byte in typed arrays (frame, start, end, draft status), and a :class:`Fragment` is
-made again, equal to the one appended, when asked for.
+made again, equal to the one appended, when asked for. A caller that reads only the outcome
+(``replay --summary``) keeps :class:`FragmentCount` instead: how many, and the last status.
 """
 
 from __future__ import annotations
@@ -90,10 +91,54 @@ class Fragments(Sequence[Fragment]):
             yield Fragment(None if frame == _NO_FRAME else frame, start, end, DRAFTS[draft])
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Fragments):
+        if type(other) is Fragments:
             return (self._ends == other._ends and self._starts == other._starts
                     and self._frames == other._frames and self._drafts == other._drafts)
         return isinstance(other, list) and list(self) == other
 
     def __repr__(self) -> str:
         return f"Fragments({list(self)!r})"
+
+
+_COUNTED = "these fragments were counted, not kept (a replay for the outcome only)"
+
+
+class FragmentCount(Fragments):
+    """A call's fragments for a caller that reads only the outcome: their number and the draft
+    status the last one left, which is all the gate and the turn record read of them (their
+    frames and spans are for the views). Asking for a fragment itself raises TypeError."""
+
+    __slots__ = ("_count", "_last")
+
+    def __init__(self) -> None:  # (the columns are never made)
+        self._count = 0
+        self._last = Draft.EMPTY
+
+    def append(self, frame: int | None, start: int, end: int, draft: Draft) -> None:
+        self._count += 1
+        self._last = draft
+
+    def copy(self) -> FragmentCount:
+        twin = FragmentCount.__new__(FragmentCount)
+        twin._count, twin._last = self._count, self._last
+        return twin
+
+    @property
+    def last_draft(self) -> Draft:
+        return self._last
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _item(self, i: int) -> Fragment:
+        raise TypeError(_COUNTED)
+
+    def __iter__(self) -> Iterator[Fragment]:
+        raise TypeError(_COUNTED)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, FragmentCount) and self._count == other._count
+                and self._last is other._last)
+
+    def __repr__(self) -> str:
+        return f"FragmentCount({self._count}, last {self._last.value})"
