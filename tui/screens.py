@@ -24,7 +24,8 @@ from .panes.rawbytes import fmt_time, line_spans
 
 HELP_INTRO = (
     "callscope steps through a recorded stream: every pane shows the same instant.\n"
-    "Left: the SSE frames, a row each (offset, size, times, event, what it carried; frames not "
+    "Left: the frames (SSE blocks, event-stream messages or NDJSON lines), a row each (offset, "
+    "size, times, event, what it carried; frames not "
     "yet complete are dimmed), and under them the cursor's frame: its fields, pretty JSON and raw "
     "bytes (┊ marks a network chunk boundary, red when it split a UTF-8 character). "
     "Middle: each call's argument text, rebuilt fragment by fragment; the text the current frame "
