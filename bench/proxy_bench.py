@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file: python bench/proxy_bench.py
@@ -154,6 +154,9 @@ class Load:
     complete: int
     seconds: float
     runs: int = 1
+    rounds: list[float] = field(default_factory=list)
+    """The median first byte of each round (the modes of a round run one after the other, so
+    a round's ratio to headless is what the machine's other work moves least)."""
 
 
 Result = tuple[float, list[float], float, bool]
@@ -238,17 +241,33 @@ def run(counts: Sequence[int], rounds: int, before: bool = False) -> list[Load]:
                     kept.durations += load.durations
                     kept.complete += load.complete
                     kept.seconds = max(kept.seconds, load.seconds)
+                    kept.rounds.append(pct(load.ttfb, .5))
     return list(pooled.values())
 
 
+HEADLESS = "proxy --headless"
+
+
+def versus_headless(load: Load, loads: Sequence[Load]) -> str:
+    """The median over rounds of this mode's median first byte over headless's in the same
+    round (``—`` for headless itself and for what has no headless to compare with)."""
+    base = next((b for b in loads if b.mode == HEADLESS and b.streams == load.streams), None)
+    if base is None or load is base or not load.rounds:
+        return "—"
+    ratios = sorted(a / b for a, b in zip(load.rounds, base.rounds, strict=False) if b > 0)
+    return f"{(pct(ratios, .5) - 1) * 100:+.0f}%"
+
+
 def report(loads: Sequence[Load]) -> list[str]:
-    lines = ["| streams | path | first byte p50 / p95 | read gap p50 / p95 / max | "
-             "stream (first to last byte) p50 / p95 | complete | slowest round |",
-             "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| streams | path | first byte p50 / p95 | vs headless, per round | "
+             "read gap p50 / p95 / max | stream (first to last byte) p50 / p95 | complete | "
+             "slowest round |",
+             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for load in loads:
         lines.append(
             f"| {load.streams} | {load.mode} | {pct(load.ttfb, .5) * 1e3:.0f} / "
-            f"{pct(load.ttfb, .95) * 1e3:.0f} ms | {pct(load.gaps, .5) * 1e3:.1f} / "
+            f"{pct(load.ttfb, .95) * 1e3:.0f} ms | {versus_headless(load, loads)} | "
+            f"{pct(load.gaps, .5) * 1e3:.1f} / "
             f"{pct(load.gaps, .95) * 1e3:.1f} / {max(load.gaps, default=0) * 1e3:.0f} ms | "
             f"{pct(load.durations, .5):.2f} / {pct(load.durations, .95):.2f} s | "
             f"{load.complete}/{load.streams * load.runs} | "
