@@ -100,6 +100,8 @@ def provider_tools(protocol: str, definitions: list[dict[str, Any]],
 
 def request_for(protocol: str, model: str, prompt: str, tools: list[dict[str, Any]],
                 max_tokens: int | None) -> dict[str, Any]:
+    if SPECS[protocol].framing != "sse":  # (Bedrock's, Ollama's: their own request, not Gemini's)
+        return framed_request(protocol, model, prompt, tools, max_tokens)
     user = [{"role": "user", "content": prompt}]
     openai = {"Authorization": FAKE_KEYS["openai"], "Content-Type": "application/json",
               "Accept": "text/event-stream"}

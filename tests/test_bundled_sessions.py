@@ -106,11 +106,19 @@ def test_constructed_headers(path: Path) -> None:
     assert header.provenance and "scripts/build_sessions.py" in header.provenance
     assert "seed" in header.provenance
     request = header.request or {}
-    assert request["body"]["tools"] == header.tools  # the provider-format tools, in the request
+    body = request["body"]
+    sent = body["toolConfig"]["tools"] if header.protocol == "bedrock-converse" else body["tools"]
+    assert sent == header.tools  # the provider-format tools, where the provider takes them
     names = {t.name for t in ToolSet(header.tools or []).tools.values()}
     assert {d["name"] for d in DEMO_TOOL_DEFINITIONS} <= names
     secrets = {k: v for k, v in request["headers"].items() if k.lower() in SECRET_HEADERS}
-    assert secrets and set(secrets.values()) == {REDACTED}
+    if header.protocol == "ollama-chat":  # (a local server: no key is sent)
+        assert not secrets and request["url"].startswith("http://127.0.0.1:11434/")
+    else:
+        assert secrets and set(secrets.values()) == {REDACTED}
+    host = {"bedrock-converse": "bedrock-runtime.", "bedrock-invoke": "bedrock-runtime.",
+            "ollama-chat": "127.0.0.1:11434"}.get(header.protocol or "")
+    assert host is None or host in request["url"]  # (they had Gemini's URL and key)
     if path.parent != SESSIONS:
         assert header.protocol == path.parent.name
 
