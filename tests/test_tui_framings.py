@@ -66,3 +66,16 @@ async def test_hex_rows_fit_the_detail_pane_at_80_columns() -> None:
         await pilot.pause()
         whole = app.screen.query_one("Static").content.plain
         assert "0000  65 76 65 6e 74 3a 20 72 65 73 70 6f 6e 73 65 2e  event: response." in whole
+
+
+async def test_an_ndjson_line_is_listed_as_a_line_not_an_sse_message() -> None:
+    from callscope.tui.app import CallscopeApp
+    from callscope.tui.panes.frames import FramesPane
+
+    session = open_input(str(ROOT / "sessions/ollama-chat/single_call.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="ollama")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        rows = [pane._frame_strips(i)[0].text for i in range(len(app.timeline.frames))]
+        assert all(" line " in row and "message" not in row for row in rows), rows

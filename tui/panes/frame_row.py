@@ -34,6 +34,7 @@ from ...core.events import (
     UsageReported,
 )
 from ...core.frame import Frame
+from ...core.framing import framing_of
 from ...core.timeline import Timeline
 from .. import safe
 from .rawbytes import fmt_time
@@ -92,10 +93,11 @@ class Columns:
         return " ".join([*parts, "event".ljust(self.event_cells), "carries"])
 
 
-def kind_of(frame: Frame) -> str:
-    """What the frame is: its event, or why it dispatched nothing."""
+def kind_of(frame: Frame, framing: str = "sse") -> str:
+    """What the frame is: its event (an NDJSON line has none: ``line``, not SSE's default
+    ``message``), or why it dispatched nothing."""
     if frame.dispatch:
-        return frame.event_type
+        return "line" if framing == "ndjson" else frame.event_type
     return ("comment" if frame.comments and not frame.data else
             "unterminated" if not frame.terminated else "no dispatch")
 
@@ -221,7 +223,7 @@ def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: boo
     that ends in … at its edge rather than anywhere in a word."""
     frame = timeline.frames[index]
     width = cols.event_cells
-    kind = short_event(kind_of(frame), width)
+    kind = short_event(kind_of(frame, framing_of(timeline.state.protocol)), width)
     shown = safe.plain(kind)
     parts: list[Content] = [
         Content.styled(fixed(timeline, index, cols), base),
