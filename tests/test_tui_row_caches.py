@@ -111,3 +111,35 @@ def test_soft_wrap_rows_counts_the_wrapped_rows() -> None:
             for width in (1, 5, 8, 13, 40):
                 assert soft_wrap_rows(line, width) == len(
                     soft_breaks(line, width).wrap(max(width, 1))), (line.plain, width)
+
+
+async def test_a_lane_drawn_a_row_at_a_time_is_the_lane_drawn_whole() -> None:
+    """Every row of a lane drawn alone (TextRows, the "earlier" line, head and tail) equals the
+    row drawn from the lane's whole text, fresh text and border included, at two widths."""
+    from callscope.tui.app import CallscopeApp
+    from callscope.tui.panes.buffers import BuffersPane
+    from callscope.tui.panes.lane import Lane
+
+    timeline = _timeline(5, True)
+    app = CallscopeApp([], source="test", timeline=timeline)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(BuffersPane)
+        rng = random.Random(4)
+        earlier = 0
+        for _ in range(25):
+            k = rng.randrange(len(timeline))
+            view = timeline.view(k, since=max(0, k - rng.randrange(1, 30)))
+            for call in view.calls:
+                for width in (40, 61):
+                    alone = Lane(call, timeline, k, call.order == 1)
+                    rows = alone.rows(width)
+                    pane.__dict__.pop("_inner_rows", None)  # (the pane's drawn rows: none)
+                    drawn = [alone.render_row(r, width, pane) for r in range(rows)]
+                    pane.__dict__.pop("_inner_rows", None)
+                    whole = Lane(call, timeline, k, call.order == 1)
+                    whole._text_rows(width, pane)  # (drawn whole first: rows are cut from it)
+                    assert drawn == [whole.render_row(r, width, pane) for r in range(rows)], (
+                        k, call.key, width)
+                    earlier += alone._text_source.lo > 0
+        assert earlier  # (some lanes show "… n earlier characters …" first)

@@ -27,9 +27,10 @@ from .. import safe
 from .folding import fold_rows, wrap_rows
 from .lane_text import (
     INNER_ROWS,
+    TextRows,
     argument_lines,
-    argument_row,
     draft_preview,
+    earlier,
     fold_segments,
     inner_rows,
     text_styles,
@@ -287,17 +288,24 @@ class Lane(Block):
             self._folded[width] = rows
         return rows
 
+    @cached_property
+    def _text_source(self) -> TextRows:
+        return TextRows(self.call, self.timeline, self.k)
+
     def _text_row(self, a: int, line: int, width: int, view: RowsView
                   ) -> tuple[list[Segment], int]:
         """Folded text row ``a`` (of text line ``line``): drawn alone when the text is the
-        common case (see :func:`.lane_text.argument_row`), else cut from the whole text."""
+        common case (see :class:`.lane_text.TextRows`), else cut from the whole text."""
         call = self.call
         if call.text and width not in self._folded:
-            lo = window(call)[0]
-            if line == (1 if lo else 0):
-                before = fold_rows(width - 4, self._measured[1][0]) if lo else 0
-                row = argument_row(call, self.timeline, self.k,
-                                   text_styles(view, self._look(view)[1]), a - before, width - 4)
+            source = self._text_source
+            if source.lo and line == 0:  # ("… n earlier characters …")
+                base = self._look(view)[1]
+                segments = list(earlier(source.lo).render_segments(base))
+                return fold_segments(segments, self._measured[1][0], width - 4)[a]
+            if line == (1 if source.lo else 0):
+                before = fold_rows(width - 4, self._measured[1][0]) if source.lo else 0
+                row = source.row(text_styles(view, self._look(view)[1]), a - before, width - 4)
                 if row is not None:
                     return row
         return self._text_rows(width, view)[a]
@@ -335,6 +343,8 @@ class Lane(Block):
         if size < inner:
             return Strip([*left, *segments, Segment(" " * (inner - size), base.rich_style),
                           *right], width)
+        if size == inner:  # (a folded row: most text rows)
+            return Strip([*left, *segments, *right], width)
         return Strip([*left, *Strip(segments, size).crop(0, inner), *right], width)
 
     def render(self, width: int, view: RowsView) -> list[Strip]:

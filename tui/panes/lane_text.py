@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Hashable
+from itertools import accumulate
 from typing import Any, TypeVar
 
 import jiter
@@ -164,65 +165,94 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
 
 def argument_row(call: CallView, timeline: Timeline | None, k: int, st: TextStyles,
                  row: int, width: int) -> tuple[list[Segment], int] | None:
-    """Folded row ``row`` of the shown text (the line after the "earlier" one, if any), as
+    """Folded row ``row`` of the shown text (see :class:`TextRows`)."""
+    return TextRows(call, timeline, k).row(st, row, width)
+
+
+class TextRows:
+    """The shown text of one call at one step, drawn a folded row at a time: each row as
     :func:`argument_lines` then :func:`fold_segments` draw it, made from the fragments in that
-    row alone; None unless the text is one line with nothing to escape (the common case). A
-    step draws the row or two that changed, not the whole window (hundreds of fragments).
+    row alone, when the text is one line with nothing to escape (the common case). A step
+    draws the row or two of a lane that changed, not the whole window (hundreds of fragments).
 
-    The row's characters are found by cells (wide characters count two), the fragments over
+    A row's characters are found by cells (wide characters count two), the fragments over
     them drawn as :func:`argument_lines` draws them, and the row cut out of those segments
-    with ``Segment.divide``, as :func:`fold_segments` cuts it out of the whole line."""
-    lo, shown = window(call)
-    if "\n" in shown or safe.has_unsafe(shown):
-        return None
-    total, width = cells(shown), max(width, 1)
-    a, b = row * width, min((row + 1) * width, total)
-    if fold_rows(width, total) == 1:
-        a, b = 0, total  # (a line that fits is one row, as it is)
-    if a >= b:
-        return [], 0
-    ascii_ = shown.isascii()
-    # Characters [ia, ib) hold cells [a, b); ia starts at cell ``at`` (<= a: a wide
-    # character may straddle a).
-    ia = a if ascii_ else _char_at(shown, a)
-    ib = b if ascii_ else min(len(shown), _char_at(shown, b - 1) + 1)
-    at = ia if ascii_ else cells(shown[:ia])
-    fragments = timeline.calls[call.key].spans(k, lo) if timeline is not None else []
-    first = call.fragments - len(fragments)
-    fs = fe = -1
-    if call.fresh is not None:
-        fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + len(shown)) - lo
-    line: list[Segment] = []
-    get, pos = st.get, ia
-    # (fragments end in order: the first one ending past ia is the first in the row)
-    i = bisect_right(fragments, lo + ia, key=lambda f: f[1])
-    while i < len(fragments) and pos < ib:
-        start, end, frame = fragments[i]
-        s, e = max(max(start, lo) - lo, ia), min(end - lo, ib)
-        if e > s:
-            if s > pos:  # (text no fragment carried: never shaded)
-                _plain_pieces(line, shown, pos, s, False, None, fs, fe, get)
-            _plain_pieces(line, shown, s, e, bool((first + i) % 2), frame, fs, fe, get)
-            pos = e
-        i += 1
-    if pos < ib:
-        _plain_pieces(line, shown, pos, ib, False, None, fs, fe, get)
-    if ascii_ or (at == a and cells(shown[ia:ib]) == b - a):
-        return line, b - a
-    pieces = list(Segment.divide(line, [a - at, b - at]))
-    return (pieces[1] if len(pieces) > 1 else []), b - a
+    with ``Segment.divide``, as :func:`fold_segments` cuts it out of the whole line. The
+    window, its fragments and its cell offsets are found once, for all the rows drawn."""
 
+    def __init__(self, call: CallView, timeline: Timeline | None, k: int) -> None:
+        self.call, self.timeline, self.k = call, timeline, k
+        self.lo, self.shown = window(call)
+        shown = self.shown
+        self.simple = "\n" not in shown and not safe.has_unsafe(shown)
+        self.ascii = shown.isascii()
+        self.cells = cells(shown) if self.simple else 0
+        self._fragments: list[tuple[int, int, int | None]] | None = None
+        self._ends: list[int] | None = None
+        self._offsets: list[int] | None = None  # cells before each character (and the total)
 
-def _char_at(text: str, cell: int) -> int:
-    """The index of the character holding cell ``cell`` of ``text`` (by bisection)."""
-    lo, hi = 0, len(text)  # cells(text[:lo]) <= cell; the answer is in [lo, hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if cells(text[:mid]) <= cell:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    def _spans(self) -> tuple[list[tuple[int, int, int | None]], list[int]]:
+        if self._fragments is None or self._ends is None:
+            timeline = self.timeline
+            self._fragments = fragments = timeline.calls[self.call.key].spans(
+                self.k, self.lo) if timeline is not None else []
+            self._ends = [end for _, end, _ in fragments]
+        return self._fragments, self._ends
+
+    def _char_at(self, cell: int) -> int:
+        """The index of the character holding cell ``cell``."""
+        if self.ascii:
+            return cell
+        if self._offsets is None:
+            self._offsets = [0, *accumulate(cells(c) for c in self.shown)]
+        return bisect_right(self._offsets, cell) - 1
+
+    def _cell_of(self, char: int) -> int:
+        if self.ascii:
+            return char
+        self._char_at(0)
+        assert self._offsets is not None
+        return self._offsets[char]
+
+    def row(self, st: TextStyles, row: int, width: int) -> tuple[list[Segment], int] | None:
+        """Folded row ``row`` of the shown text at ``width`` (None: not the common case)."""
+        if not self.simple:
+            return None
+        shown, lo, total, width = self.shown, self.lo, self.cells, max(width, 1)
+        a, b = row * width, min((row + 1) * width, total)
+        if fold_rows(width, total) == 1:
+            a, b = 0, total  # (a line that fits is one row, as it is)
+        if a >= b:
+            return [], 0
+        # Characters [ia, ib) hold cells [a, b); ia starts at cell ``at`` (<= a: a wide
+        # character may straddle a).
+        ia, ib = self._char_at(a), min(len(shown), self._char_at(b - 1) + 1)
+        at = self._cell_of(ia)
+        fragments, ends = self._spans()
+        call = self.call
+        first = call.fragments - len(fragments)
+        fs = fe = -1
+        if call.fresh is not None:
+            fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + len(shown)) - lo
+        line: list[Segment] = []
+        get, pos = st.get, ia
+        # (fragments end in order: the first one ending past ia is the first in the row)
+        i = bisect_right(ends, lo + ia)
+        while i < len(fragments) and pos < ib:
+            start, end, frame = fragments[i]
+            s, e = max(max(start, lo) - lo, ia), min(end - lo, ib)
+            if e > s:
+                if s > pos:  # (text no fragment carried: never shaded)
+                    _plain_pieces(line, shown, pos, s, False, None, fs, fe, get)
+                _plain_pieces(line, shown, s, e, bool((first + i) % 2), frame, fs, fe, get)
+                pos = e
+            i += 1
+        if pos < ib:
+            _plain_pieces(line, shown, pos, ib, False, None, fs, fe, get)
+        if at == a and self._cell_of(ib) - at == b - a:
+            return line, b - a
+        pieces = list(Segment.divide(line, [a - at, b - at]))
+        return (pieces[1] if len(pieces) > 1 else []), b - a
 
 
 def _plain_pieces(line: list[Segment], shown: str, a: int, b: int, odd: bool, frame: int | None,
