@@ -50,6 +50,10 @@ _BOM = "\ufeff"
 _KEEP = 1 << 16
 """Bytes of buffer capacity kept after a block that took more has been cut."""
 _BOM_BYTES = b"\xef\xbb\xbf"
+_BIG = 1 << 16
+"""Bytes of a block past which the fast path decodes it line by line (:func:`_big_shape`)."""
+_KEEP_STARTS = 4096
+"""Chunk starts held before those wholly before the pending block are let go."""
 
 
 Take = Callable[[bytes, int, int, int], bool]
@@ -77,6 +81,8 @@ class SSEDecoder:
         self._cr_in_buf = False  # whether _buf may hold a CR (then only the general path applies)
         # (machine words, not int objects: a stream read a byte at a time has a start per byte)
         self._chunk_starts: array[int] = array("q")
+        self._chunk_base = 0
+        """The number of the chunk whose start is ``_chunk_starts[0]``."""
         self._received = 0
         self._frames = 0
         self._closed = False
@@ -207,7 +213,7 @@ class SSEDecoder:
             return frames
         data = bytes(buf)
         offset, start, size = self._block_start, 0, len(data)
-        this_chunk = len(self._chunk_starts) - 1
+        this_chunk = self._chunk_base + len(self._chunk_starts) - 1
         at, chunk = self._start_chunk
         first_chunk = chunk if at == offset else self._chunk_of(offset)
         text_end = pos  # the first block's end, already found
@@ -227,9 +233,14 @@ class SSEDecoder:
                     first_chunk = this_chunk
                     start = end
                     continue
-                text = data[start:text_end].decode("utf-8", "replace")
-                shape = _common_shape(text)
+                if text_end - start > _BIG:  # (decoded line by line: not held whole as well)
+                    text, shape = None, _big_shape(data, start, text_end)
+                else:
+                    text = data[start:text_end].decode("utf-8", "replace")
+                    shape = _common_shape(text)
                 if shape is None:
+                    if text is None:
+                        text = data[start:text_end].decode("utf-8", "replace")
                     lines = (*text.split("\n"), "")
                     emit(self._frame(data[start:end], lines, self._fields(lines),
                                      offset + start, offset + end, first_chunk, this_chunk,
@@ -247,6 +258,14 @@ class SSEDecoder:
         if not buf and size > _KEEP:
             self._buf = bytearray()  # (a bytearray keeps its capacity: a big block's is let go)
         self._block_start = offset + start
+        starts = self._chunk_starts
+        if len(starts) > _KEEP_STARTS:
+            # Only the pending block's chunks are ever looked up: the starts of those before
+            # it are let go (a long session has a start per read, 8 bytes each).
+            drop = bisect_right(starts, self._block_start) - 1
+            if drop > 0:
+                del starts[:drop]
+                self._chunk_base += drop
         self._scan = max(len(buf) - 1, 0)
         if buf and start:
             # What is left starts after a block end found in this read, so inside this read:
@@ -410,7 +429,7 @@ class SSEDecoder:
         return frame
 
     def _chunk_of(self, offset: int) -> int:
-        return max(bisect_right(self._chunk_starts, offset) - 1, 0)
+        return self._chunk_base + max(bisect_right(self._chunk_starts, offset) - 1, 0)
 
 
 _NO_FIELDS = _Fields(None, (), (), None)
@@ -430,6 +449,24 @@ def _common_shape(text: str) -> tuple[tuple[str, ...], str | None, str] | None:
     if (text.startswith("event: ") and text.startswith("data: ", nl + 1)
             and text.find("\n", nl + 1) < 0):
         return (text[:nl], text[nl + 1:], ""), text[7:nl], text[nl + 7:]
+    return None
+
+
+def _big_shape(data: bytes, start: int, end: int) -> tuple[tuple[str, ...], str | None, str] | None:
+    """:func:`_common_shape` of the block ``data[start:end]``, each line decoded on its own (the
+    same text: a line end is ASCII, never inside a UTF-8 sequence), so a big block's text is
+    not held whole beside its lines and its data."""
+    nl = data.find(b"\n", start, end)
+    if nl < 0:
+        if not data.startswith(b"data: ", start):
+            return None
+        line = data[start:end].decode("utf-8", "replace")
+        return (line, ""), None, line[6:]
+    if (data.startswith(b"event: ", start) and data.startswith(b"data: ", nl + 1)
+            and data.find(b"\n", nl + 1, end) < 0):
+        first = data[start:nl].decode("utf-8", "replace")
+        second = data[nl + 1:end].decode("utf-8", "replace")
+        return (first, second, ""), first[7:], second[6:]
     return None
 
 
