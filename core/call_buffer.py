@@ -36,7 +36,6 @@ class CallBuffer:
     origin: TextOrigin = "raw"
     closed: bool = False
     closed_frame: int | None = None
-    provider_copy: str | None = None
     cut_why: str | None = None
     """Why the call ended without the provider vouching that it is whole (see
     :class:`~.events.CallCut`): the gate refuses it as truncated."""

@@ -343,7 +343,6 @@ class TurnState:
 
     def _final_copy(self, event: FinalCopy, found: list[Anomaly]) -> None:
         call = self._call_for(event.key, event.frame, found)
-        call.provider_copy = event.arguments
         if not call.fragments and call.origin == "raw":
             # No fragments is not a disagreement: the copy is the arguments.
             found.append(Anomaly(event.frame, Code.ARGUMENTS_ONLY_IN_FINAL_COPY,

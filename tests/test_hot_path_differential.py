@@ -142,7 +142,7 @@ def snapshot(pipeline: CallPipeline) -> dict[str, Any]:
         "calls": {key: (call.text, list(call.fragments), call.draft, call.draft_error,
                         call.max_depth, call.byte_length, call.length, call.closed,
                         call.closed_frame, call.origin, call.id, call.call_id, call.name,
-                        call.kind, call.provider_copy, call.cut_why, call.disputed,
+                        call.kind, call.cut_why, call.disputed,
                         list(call.anomalies), list(call.pieces))
                   for key, call in state.calls.items()},
         "anomalies": list(state.anomalies), "counts": dict(state.anomaly_counts),

@@ -14,6 +14,7 @@ client echoes back in ``function_call_output``.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -38,6 +39,13 @@ from .specs.openai_responses import SPEC
 _DELTA = "response.function_call_arguments.delta"
 
 
+def fingerprint(text: str) -> bytes:
+    """What a call keeps of its first final copy to compare later ones with: a 256-bit BLAKE2b
+    of its UTF-8 (equal exactly when the texts are, short of a collision nobody can make), not
+    the text, which repeats every argument (a long turn's copies outweighed its buffers)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+
+
 def _key(item_id: str | None, output_index: int | None) -> str:
     if item_id is not None:
         return f"item:{item_id}"
@@ -52,8 +60,9 @@ class _Call(Record):
     call_id: str | None = None
     name: str | None = None
     closed: bool = False
-    final: str | None = None
-    """The first final copy of the arguments the provider sent (done event or item)."""
+    final: bytes | None = None
+    """The :func:`fingerprint` of the first final copy of the arguments the provider sent
+    (done event or item)."""
     id_change_reported: bool = False
 
 
@@ -203,12 +212,12 @@ class OpenAIResponsesReader(ProtocolReader):
             text = None
         call = self._calls[key]
         if not call.closed:
-            call.closed, call.final = True, text
+            call.closed, call.final = True, None if text is None else fingerprint(text)
             if text is not None:
                 self.emit(FinalCopy(frame.index, key, text))
             self.close_call(frame, key, cut)
             return
-        differs = text is not None and call.final is not None and text != call.final
+        differs = text is not None and call.final is not None and fingerprint(text) != call.final
         if differs:
             # The two provider copies (arguments.done and output_item.done) disagree with each
             # other: one of them differs from our buffer, which the accumulator finds.
@@ -341,8 +350,8 @@ class OpenAIResponsesReader(ProtocolReader):
             if call.closed and item_status is not None and item_status != "completed":
                 self.emit(CallCut(frame.index, call.key, f"{call.key} has status "
                                      f"{short(item_status)} in the final response"))
-            if call.closed and isinstance(item.get("arguments"), str) \
-                    and item["arguments"] != call.final:
+            if call.closed and isinstance(item.get("arguments"), str) and (
+                    call.final is None or fingerprint(item["arguments"]) != call.final):
                 # The final response is what the SDK's get_final_response() hands a harness: a
                 # copy that is not the one the done events gave goes to the accumulator, which
                 # compares it with the fragments (found by review: it was not checked).
