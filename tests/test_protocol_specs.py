@@ -13,6 +13,7 @@ import orjson
 import pytest
 from callscope.core.detect import detect
 from callscope.core.frame import Frame
+from callscope.core.framing import SniffingDecoder
 from callscope.core.providers import (
     DETECTION,
     PROTOCOLS,
@@ -72,19 +73,33 @@ def recordings() -> list[pathlib.Path]:
     return sorted(found + list((ROOT / "tests/adversarial").glob("*.sse")))
 
 
-def frames_of(path: pathlib.Path) -> list[Frame]:
-    decoder = SSEDecoder()
+def framed(path: pathlib.Path) -> tuple[str | None, list[Frame]]:
+    """The recording's frames, framed as a replay frames it (sniffed: SSE, event stream, NDJSON)."""
+    decoder = SniffingDecoder()
     frames = [f for chunk in open_input(str(path)).chunks() for f in decoder.feed(chunk.data)]
-    return frames + decoder.close()
+    frames += decoder.close()
+    return decoder.framing, frames
 
 
 def test_there_are_recordings_to_compare() -> None:
     assert len(recordings()) > 150
+    assert sum(1 for p in recordings() if p.parent.name in FRAMED) >= 30
+
+
+# The if-chain knew the SSE protocols only; the protocols framed otherwise are held to their
+# folder's name below.
+FRAMED = {"bedrock-converse": "aws-eventstream", "bedrock-invoke": "aws-eventstream",
+          "ollama-chat": "ndjson"}
 
 
 @pytest.mark.parametrize("path", recordings(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_detection_answers_what_the_if_chain_answered_on_every_frame(path: pathlib.Path) -> None:
-    frames = frames_of(path)
+    framing, frames = framed(path)
+    if path.parent.name in FRAMED:
+        assert framing == FRAMED[path.parent.name]
+        detected = {detect(f) for f in frames} - {None}
+        assert detected == {path.parent.name}, "every frame that names a protocol names its own"
+        return
     assert [detect(f) for f in frames] == [chained(f) for f in frames]
 
 
