@@ -3,7 +3,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The suite's child processes (the CLI, serve, the relay) run with their bytecode cached, as an
+# installed callscope's do: under PYTHONDONTWRITEBYTECODE every one of them would compile every
+# module it imports again (~0.1-0.2 s each, a few hundred of them).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture(autouse=True)
