@@ -113,6 +113,9 @@ class CallPipeline:
         self._finished = False
         self._sink: list[Step] = []
         """Where the steps nobody wants go (:meth:`push_frame`), emptied after each frame."""
+        self.keep_arguments = True
+        """Whether decisions keep the parsed arguments (:meth:`.Decision.without_arguments`):
+        ``replay --summary`` reads none."""
         if protocol is not None:
             self.reader = reader_for(protocol)
 
@@ -288,6 +291,8 @@ class CallPipeline:
             if key in self.decisions:
                 continue
             decision = decide(call, ctx, frame)
+            if not self.keep_arguments:
+                decision = decision.without_arguments()
             self.decisions[key] = decision
             out.append(DecisionStep(decision))
 

@@ -9,7 +9,7 @@ registry (:mod:`.gate.codes`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .call_buffer import CallBuffer
@@ -41,6 +41,15 @@ class Decision:
     draft: Draft | None = None
     rule: str | None = None
     """The id of the rule that refused (:data:`.gate.rules.RULES`), or None."""
+
+    def without_arguments(self) -> Decision:
+        """What a caller that reads only the outcome keeps (:attr:`.CallPipeline.
+        keep_arguments`): the decision without the parsed arguments, the gate's and the lenient
+        harness's, which only step records and the views show (a long call's are megabytes)."""
+        lenient = self.lenient
+        if lenient is not None and lenient.arguments is not None:
+            lenient = replace(lenient, arguments=None)
+        return replace(self, arguments=None, lenient=lenient)
 
     @property
     def contrast(self) -> bool:

@@ -48,7 +48,8 @@ _CR = 0x0D
 _LF = 0x0A
 _BOM = "\ufeff"
 _KEEP = 1 << 16
-"""Bytes of buffer capacity kept after a block that took more has been cut."""
+"""Bytes of buffer past which the fast path cuts the blocks from a copy with the buffer emptied
+(a big block's bytes held once), then puts back what is left (its capacity let go)."""
 _BOM_BYTES = b"\xef\xbb\xbf"
 _BIG = 1 << 16
 """Bytes of a block past which the fast path decodes it line by line (:func:`_big_shape`)."""
@@ -213,6 +214,8 @@ class SSEDecoder:
             return frames
         data = bytes(buf)
         offset, start, size = self._block_start, 0, len(data)
+        if size > _KEEP:
+            buf.clear()  # (a big block's bytes are held once, in data; the rest is put back)
         this_chunk = self._chunk_base + len(self._chunk_starts) - 1
         at, chunk = self._start_chunk
         first_chunk = chunk if at == offset else self._chunk_of(offset)
@@ -254,9 +257,10 @@ class SSEDecoder:
                     self._frames += 1
             first_chunk = this_chunk
             start = end
-        del buf[:start]
-        if not buf and size > _KEEP:
-            self._buf = bytearray()  # (a bytearray keeps its capacity: a big block's is let go)
+        if size > _KEEP:
+            buf += memoryview(data)[start:]
+        else:
+            del buf[:start]
         self._block_start = offset + start
         starts = self._chunk_starts
         if len(starts) > _KEEP_STARTS:

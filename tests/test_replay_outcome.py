@@ -1,5 +1,6 @@
 """replay_outcome (``replay --summary``) keeps only what the outcome needs: its calls count their
-fragments instead of keeping them, and every record it leaves is the full replay's."""
+fragments instead of keeping them, its decisions keep no parsed arguments, and every record it
+leaves is the full replay's."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def test_the_outcome_is_the_full_replays(path, chunking):
     lean, lean_watch = _outcome(chunks, protocol, tools, Chunking.parse(chunking))
     full, full_watch = _full(chunks, protocol, tools, Chunking.parse(chunking))
     assert _record(lean, lean_watch) == _record(full, full_watch)
-    assert lean.pipeline.decisions == full.pipeline.decisions
+    assert lean.pipeline.decisions == {key: decision.without_arguments()
+                                       for key, decision in full.pipeline.decisions.items()}
     for key, call in lean.state.calls.items():
         assert isinstance(call.fragments, FragmentCount)
         twin = full.state.calls[key]
@@ -85,3 +87,19 @@ def test_a_fragment_count_forks_and_compares_by_count_and_last_status():
         1, Draft.INCOMPLETE, 2, Draft.COMPLETE)
     assert count != twin and count != Fragments() and Fragments() != count
     assert TurnState("openai-responses").columns  # (the default: the views read fragments)
+
+
+def test_a_decision_without_arguments_keeps_everything_else():
+    session = open_input(str(ROOT / "sessions" / "demo_complete.jsonl"))
+    chunks = [(c.t, c.data) for c in session.chunks()]
+    engine, _ = _full(chunks, session.header.protocol, ToolSet(session.header.tools),
+                      Chunking.parse("recorded"))
+    decisions = list(engine.pipeline.decisions.values())
+    assert any(d.arguments is not None for d in decisions)
+    for decision in decisions:
+        lean = decision.without_arguments()
+        assert lean.arguments is None and (lean.lenient is None or lean.lenient.arguments is None)
+        assert (lean.action, lean.reason, lean.rule, lean.detail, lean.result, lean.ran,
+                lean.draft, lean.contrast) == (decision.action, decision.reason, decision.rule,
+                                               decision.detail, decision.result, decision.ran,
+                                               decision.draft, decision.contrast)

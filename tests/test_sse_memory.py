@@ -1,5 +1,6 @@
 """What the SSE decoder lets go of: a big block is decoded line by line (the same frames as one
-decode), and the starts of chunks before the pending block are dropped (the same chunk numbers)."""
+decode), a big read's buffer is emptied while its blocks are cut from a copy, and the starts of
+chunks before the pending block are dropped (the same frames and chunk numbers)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def test_big_blocks_and_dropped_chunk_starts_give_the_same_frames(monkeypatch, s
     expected, kept = _frames(data, size)
     monkeypatch.setattr(sse, "_BIG", rng.choice([0, 5, 100]))
     monkeypatch.setattr(sse, "_KEEP_STARTS", rng.choice([0, 2, 50]))
+    monkeypatch.setattr(sse, "_KEEP", rng.choice([0, 30, 1 << 16]))  # (a big read's buffer)
     got, dropped = _frames(data, size)
     assert got == expected
     if size < 17 and len(expected) > 2:
