@@ -73,8 +73,12 @@ class _Frame:
         self.content_width, self.inner = content_width, inner
 
     def finish(self, line: Strip) -> Strip:
+        return Strip(self.segments(line), self.width)
+
+    def segments(self, line: Strip) -> list[Segment]:
+        """The finished row's segments (see :meth:`finish`)."""
         line = line.adjust_cell_length(self.content_width, self.inner)  # type: ignore[arg-type]
-        return Strip([*self.left, *line, *self.right], self.width)
+        return [*self.left, *line, *self.right]
 
 
 def _frame(widget: Widget, base_background: Color, background: Color,
@@ -146,15 +150,20 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
             rows[key] = rows.pop(key)  # most recently used last
         else:
             if frame is not None and top <= y < bottom:
-                strip = frame.finish(widget.render_line(y - top))
+                # One strip for the finished, filtered row: the filters are applied to its
+                # segments as Strip.apply_filter applies them, without a strip per stage.
+                segments = frame.segments(widget.render_line(y - top))
+                for line_filter in filters:
+                    segments = line_filter.apply(segments, background)
+                strip = Strip(segments, frame.width)
             else:
                 if title is None:
                     title, subtitle = _labels(widget, base_background)
                 strip = sc.render_line(styles, y, size, content_size, padding, base_background,
                                        background, widget.render_line, title, subtitle,
                                        opacity, ansi_theme, native_ansi)
-            for line_filter in filters:
-                strip = strip.apply_filter(line_filter, background)
+                for line_filter in filters:
+                    strip = strip.apply_filter(line_filter, background)
             rows[key] = strip
             if len(rows) > cache.limit:
                 del rows[next(iter(rows))]
