@@ -494,6 +494,39 @@ async def test_the_list_remakes_only_the_rows_that_changed_and_none_while_hidden
         assert row(app, 30)[5] == f"{len(DATA):,}" and set(made) == {"new"}
 
 
+async def test_the_captures_list_fits_80_columns_and_widens_with_the_terminal(paced, tmp_path):
+    """At 80 columns every column is on screen (no sideways scrolling): short labels and sizes,
+    the URL elided in the middle; at 200 the wide columns and the whole URL."""
+    from callscope.core.session_model import Chunk, SessionHeader, StreamEnd
+    from callscope.tui.captures import CaptureChunk, CaptureEnded, CaptureStarted
+
+    url = "/v1/chat/completions?key=[REDACTED]&trace=abcdefghijklmnop"
+    app = ProxyApp(paced.url, str(tmp_path / "captures"))
+    header = SessionHeader(protocol="openai-chat", status=200,
+                           request={"method": "POST", "url": url})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.url is not None)
+        app.take_fact(CaptureStarted("c0", header))
+        app.take_fact(CaptureChunk("c0", (Chunk(0.0, DATA),)))
+        app.take_fact(CaptureEnded("c0", StreamEnd("clean")))
+        table = app.list_screen.query_one(DataTable)
+        await until(pilot, lambda: table.row_count == 1 and row(app)[6] == "clean")
+        await pilot.pause(0.1)
+        assert table.virtual_size.width <= table.scrollable_content_region.width <= 80
+        assert not table.show_horizontal_scrollbar
+        cells = row(app)
+        assert cells[2].startswith("/v1/") and "…" in cells[2] and cells[2].endswith("mnop")
+        assert cells[5] == f"{len(DATA) / 1000:.1f}k" and cells[7] == "2 refuse (unk…"
+        assert [c.label.plain for c in table.columns.values()] == [
+            "#", "meth", "url", "protocol", "http", "size", "state", "gate"]
+        await pilot.resize_terminal(200, 50)
+        await until(pilot, lambda: row(app)[2] == url)
+        assert row(app)[5] == f"{len(DATA):,}" and row(app)[7] == "2 refuse (unknown_tool)"
+        assert not table.show_horizontal_scrollbar
+        assert [c.label.plain for c in table.columns.values()] == [
+            "#", "method", "url", "protocol", "status", "bytes", "state", "gate"]
+
+
 def test_the_debugger_yields_the_cpu_in_every_thread_the_relay_does_not(tmp_path):
     """``yield_cpu``: the screen's thread and the relay reader's thread (Linux keeps a nice value
     per thread) are lowered; the relay's process is not. In a process of its own, as the

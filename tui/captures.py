@@ -30,6 +30,7 @@ from typing import Any, cast
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -44,15 +45,13 @@ from ..net.proxy import check_upstream
 from ..net.relay_events import Event, read_event
 from . import safe
 from .app import CallscopeApp
+from .capture_columns import COLUMNS, fit, fitted, labels
 from .commands import DEBUGGER_ACTIONS
 from .follow import END_STYLES
 from .footer import FittingFooter
 from .inbox import SLICE, Inbox
 from .live import end_notice
 
-COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes": 9, "state": 10,
-           "gate": 24}
-"""Column names and widths (cells are measured once, when a row appears: give them room)."""
 LOG_LINES = 4
 """The proxy's latest log lines shown under the list (requests that are not captures too)."""
 
@@ -229,24 +228,44 @@ class CapturesScreen(Screen[None]):
     CapturesScreen #captures-log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.widths: dict[str, int] = {}
+
     def compose(self) -> ComposeResult:
         yield Static(id="captures-info")
-        yield DataTable(id="captures", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="captures", cursor_type="row", zebra_stripes=True, cell_padding=0)
         yield Static(id="captures-log")
         yield FittingFooter()
 
     def on_mount(self) -> None:
+        self._lay_out(self.app.size.width)
+        self.query_one(DataTable).focus()
+
+    def on_resize(self, event: Resize) -> None:
+        if fitted(event.size.width) != self.widths:
+            self._lay_out(event.size.width)
+
+    def _lay_out(self, width: int) -> None:
+        """The columns fitted to a terminal ``width`` cells wide, and every row again in them."""
         table = self.query_one(DataTable)
-        for name, width in COLUMNS.items():
-            table.add_column(name, width=width, key=name)
-        table.focus()
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        self.widths, names = fitted(width), labels(width)
+        for name, cells in self.widths.items():
+            table.add_column(names[name], width=cells + 1, key=name)
+        captures = list(cast(ProxyApp, self.app).captures.values())
+        for capture in captures:
+            table.add_row(*fit(capture.cells(), self.widths, capture.size), key=capture.path)
+        if captures:
+            table.move_cursor(row=min(cursor, len(captures) - 1))
 
     def show(self, captures: list[Capture], info: Content | None, log: list[str] | None) -> None:
         """Make the rows of ``captures`` again (a cell only where it changed); the info and the
         log lines when they are given (None: as they were)."""
         table = self.query_one(DataTable)
         for capture in captures:
-            cells = capture.cells()
+            cells = fit(capture.cells(), self.widths, capture.size)
             if capture.path not in table.rows:
                 table.add_row(*cells, key=capture.path)
                 continue
