@@ -381,6 +381,11 @@ def tui_section(cfg: Config, out: Out) -> object | None:
         f"p99 {seconds(floor.same_p99)}. callscope's seek p99 is "
         f"{tui.seek_p99 / floor.new_p99:.1f}x the new-rows floor (a seek's), its step p99 "
         f"{tui.step_p99 / floor.same_p99:.1f}x the same-rows floor (a step's)")
+    if floor.step_p99:
+        out(f"- floor with a step's panes new (the argument buffers and a pane the frame detail's "
+            f"size scrolled to new rows, the others the same): p50 {seconds(floor.step_p50)}, "
+            f"p99 {seconds(floor.step_p99)}; callscope's step p99 is "
+            f"{tui.step_p99 / floor.step_p99:.1f}x it")
     return tui
 
 

@@ -17,7 +17,11 @@ Two moves are timed, each until its paint is done (as :mod:`.tui_bench` times ca
 * *same rows*: every pane is refreshed and returns the strips it returned last time: the
   compositor alone, with no row to make. A step changes a few rows of a pane or two and the
   status line; a refresh of three rows a pane measured about the same as this, so it is the
-  step's floor.
+  step's floor;
+* *a step's panes new* (:data:`STEP_PANES`): the two panes a callscope step makes new (the
+  argument buffers, scrolled to the lane that grew, and the frame detail's size) scroll and
+  get new rows, the others return their strips again: the least a step as callscope shows
+  it costs Textual.
 
 Both are latencies measured as callscope's are (to the end of the paint, Textual's refresh
 scheduling included), not bare CPU time.
@@ -148,11 +152,20 @@ class FloorApp(App[None]):
     def action_noop(self) -> None:
         pass
 
-    def move(self, n: int, fresh: bool) -> None:
+    def move(self, n: int, fresh: bool, only: frozenset[str] | None = None) -> None:
+        """Every pane new (``fresh``) or the same; with ``only``, just those panes new and the
+        others the same (the shape of a step: see :data:`STEP_PANES`)."""
         self.gc_policy.moved()
         for pane in self.query(FloorPane):
-            pane.new(fresh)
+            pane.new(fresh if only is None else pane.id in only)
         self.query_one("#status", Static).update(f"step {n}", layout=False)
+
+
+STEP_PANES = frozenset({"buffers", "summary"})
+"""The panes a step of callscope's makes new, as this screen has them: a step scrolls the
+argument buffers to the lane that grew (48 rows, most of them new: its border turns fresh and
+the last lane's turns back) and shows the next frame in the frame detail (27 rows, all new; the
+summary pane here is its size), and changes two or three rows of the frame list."""
 
 
 @dataclass
@@ -162,6 +175,9 @@ class FloorCost:
     same_p50: float
     same_p99: float
     samples: int
+    step_p50: float = 0.0
+    step_p99: float = 0.0
+    """Only :data:`STEP_PANES` new, the others the same rows: the shape of a step."""
 
 
 async def _drive(moves: int) -> FloorCost:
@@ -174,12 +190,12 @@ async def _drive(moves: int) -> FloorCost:
             await paints.settled(0)
             app.move(-1, True)  # (the rows are made at the first paint of a width: untimed)
             await paints.settled(len(paints.log))
-            times: dict[bool, list[float]] = {True: [], False: []}
+            times: dict[bool | None, list[float]] = {True: [], False: [], None: []}
             for n in range(moves):
-                for fresh in (True, False):
+                for fresh in (True, False, None):  # (None: the step's panes new)
                     since = len(paints.log)
                     start = time.perf_counter()
-                    app.move(n, fresh)
+                    app.move(n, bool(fresh), None if fresh is not None else STEP_PANES)
                     done, _ = await paints.settled(since)
                     times[fresh].append(done - start)
             await pilot.pause()
@@ -187,10 +203,11 @@ async def _drive(moves: int) -> FloorCost:
         paints.uninstall()
     p: Callable[[list[float], float], float] = _p
     return FloorCost(p(times[True], 0.5), p(times[True], 0.99),
-                     p(times[False], 0.5), p(times[False], 0.99), moves)
+                     p(times[False], 0.5), p(times[False], 0.99), moves,
+                     p(times[None], 0.5), p(times[None], 0.99))
 
 
 def tui_floor(moves: int = 100) -> FloorCost:
-    """Time ``moves`` moves of each kind (about ``moves * 2 * SETTLE`` seconds)."""
+    """Time ``moves`` moves of each kind (about ``moves * 3 * SETTLE`` seconds)."""
     assert SETTLE > 0
     return asyncio.run(_drive(moves))

@@ -89,7 +89,7 @@ def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
 
     from textual.geometry import Region
 
-    from bench.tui_floor import FloorApp, FloorPane
+    from bench.tui_floor import STEP_PANES, FloorApp, FloorPane
 
     async def run() -> None:
         app = FloorApp()
@@ -108,7 +108,14 @@ def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
             new = pane.render_lines(crop)
             assert not any(a is b for a, b in zip(same, new, strict=True))
             assert [s.text for s in new] != [s.text for s in same]
+            # A step's shape: only STEP_PANES new, the frame list returns its strips again.
+            buffers = app.query_one("#buffers", FloorPane)
+            whole = Region(0, 0, buffers.region.width, buffers.region.height)
+            others = buffers.render_lines(whole)
+            app.move(3, fresh=False, only=STEP_PANES)
+            assert all(a is b for a, b in zip(new, pane.render_lines(crop), strict=True))
+            assert not any(a is b for a, b in zip(others, buffers.render_lines(whole), strict=True))
             await pilot.pause()
-            assert "step 2" in str(app.query_one("#status").render())
+            assert "step 3" in str(app.query_one("#status").render())
 
     asyncio.run(run())
