@@ -147,7 +147,21 @@ class LineWrapped(Wrapped):
         return self._text_rows(width) + self.blank_after
 
     def row_keys(self, width: int) -> Sequence[Hashable]:
-        return [("line-row", self.key, row, width) for row in range(self.rows(width))]
+        """A line that fits is keyed by what it shows (its text and spans), so a row equal to
+        one drawn before (most of the frame detail's fields and JSON lines, from one frame to
+        the next) is neither drawn nor refreshed again; a wrapped line's rows by position."""
+        width = max(width, 1)
+        tops = self._line_tops(width)
+        keys: list[Hashable] = []
+        for j, line in enumerate(self._logical()):
+            if tops[j + 1] - tops[j] == 1 and self._fits(line, width):
+                keys.append(("line", line.plain, tuple(line.spans), width))
+            else:
+                keys += [("line-row", self.key, row, width) for row in range(tops[j], tops[j + 1])]
+        if not keys:
+            keys.append(("line", "", (), width))
+        keys += [("line-blank", width)] * self.blank_after
+        return keys
 
     def render_row(self, row: int, width: int, view: RowsView) -> Strip:
         tops = self._line_tops(max(width, 1))
