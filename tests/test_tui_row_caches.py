@@ -143,3 +143,20 @@ async def test_a_lane_drawn_a_row_at_a_time_is_the_lane_drawn_whole() -> None:
                         k, call.key, width)
                     earlier += alone._text_source.lo > 0
         assert earlier  # (some lanes show "… n earlier characters …" first)
+
+
+def test_the_frame_details_rows_are_keyed_by_what_they_show() -> None:
+    """Equal lines in two blocks (two frames' details) have equal keys, at the same width only;
+    a line wrapped in rows is keyed by its block and position; every row has a key."""
+    a = LineWrapped(("frame", 1), lambda: Content("event —\nid 7\n" + "x" * 30))
+    b = LineWrapped(("frame", 2), lambda: Content("event —\nid 8\n" + "x" * 30))
+    for width in (12, 40):
+        keys_a, keys_b = a.row_keys(width), b.row_keys(width)
+        assert len(keys_a) == a.rows(width) and len(keys_b) == b.rows(width)
+        assert keys_a[0] == keys_b[0] and keys_a[1] != keys_b[1]
+    assert a.row_keys(12)[0] != a.row_keys(40)[0]  # (a key holds its width)
+    wrapped = a.row_keys(12)[2:]  # the 30 x's: three rows at 12, keyed by block and row
+    assert len(wrapped) == 3 and all(("frame", 1) in key for key in wrapped)
+    assert a.row_keys(40)[2] == b.row_keys(40)[2]  # (at 40 the line fits: keyed by content)
+    styled = LineWrapped("s", lambda: Content("event —").stylize("bold", 0, 5))
+    assert styled.row_keys(40)[0] != a.row_keys(40)[0]  # (spans are part of the look)
