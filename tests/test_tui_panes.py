@@ -88,6 +88,31 @@ async def test_the_status_line_wraps_at_words_in_a_narrow_terminal() -> None:
             assert piece in said, rows  # (no piece cut at the edge)
 
 
+async def test_each_status_item_stays_whole_on_one_row() -> None:
+    """Textual wraps at any space: at 80 columns it put the play state on one row and its speed
+    on the next (``❚❚`` / ``1×``). The line breaks between items only, at every width."""
+    app = demo()
+    pieces = ("callscope openai-responses", "step 127 of 128", "frame #20 of 21", "8329/8329 B",
+              "❚❚ 1×", "chunking recorded 81/81 read", "demo")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        for width in (80, 64, 72, 96, 110, 200):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            await pilot.pause()
+            status = app.query_one("#status")
+            rows = [strip.text.rstrip() for strip in app.screen._compositor.render_strips()][
+                :status.outer_size.height]
+            for piece in pieces:
+                assert any(piece in row for row in rows), (width, rows)
+            assert all(row.strip() for row in rows), (width, rows)  # (its height: no blank row)
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("space")
+        await pilot.pause()
+        rows = [strip.text.rstrip() for strip in app.screen._compositor.render_strips()][:3]
+        assert any("▶ 1×" in row for row in rows), rows
+
+
 def test_a_word_longer_than_the_pane_breaks_after_a_dot_not_mid_name() -> None:
     """The headline's ending names an event longer than a narrow pane: it breaks where the name
     has a joint (response.function_call_arguments. / delta), and the rows counted are the rows

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import weakref
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual.content import Content
+from textual.visual import Visual
 from textual.widgets import Static
 
 from ..core.timeline import Timeline, View
@@ -60,7 +63,35 @@ def status_line(app: CallscopeApp, view: View) -> Content:
 
 
 MAX_ROWS = 3
-"""Rows the status line may take in a narrow terminal (it wraps at words, never cut)."""
+"""Rows the status line may take in a narrow terminal (it wraps between items, never inside
+one, and never cut)."""
+GAP = re.compile(r"  +")
+"""What separates two items of the status line (inside an item, words are one space apart)."""
+
+
+def fit_items(line: Content, width: int) -> Content:
+    """``line`` broken into rows of ``width`` cells between its items (at a gap of two spaces
+    or more), so an item (``❚❚ 1×``, ``frame #20 of 21``) stays whole on one row: Textual
+    wraps at any space, and split the play state from its speed. An item wider than a row is
+    left to wrap at words."""
+    rows: list[Content] = []
+    for part in line.split("\n", allow_blank=True):
+        plain = part.plain
+        items, start = [], 0
+        for gap in GAP.finditer(plain):
+            if gap.start() > start:
+                items.append((start, gap.start()))
+            start = gap.end()
+        if start < len(plain):
+            items.append((start, len(plain)))
+        first, end = 0, None
+        for a, b in items:
+            if end is not None and cell_len(plain[first:b]) > width:
+                rows.append(part[first:end])
+                first = a
+            end = b
+        rows.append(part[first:])
+    return Content("\n").join(rows)
 
 
 def show_status(status: Static, line: Content) -> None:
@@ -71,7 +102,7 @@ def show_status(status: Static, line: Content) -> None:
     if width <= 0:
         status.update(line)
         return
-    rows = min(MAX_ROWS, max(1, len(line.wrap(width))))
+    rows = min(MAX_ROWS, max(1, len(fit_items(line, width).wrap(width))))
     if status.styles.height is None or status.styles.height.value != rows:
         status.styles.height = rows
         status.update(line)
@@ -84,9 +115,22 @@ class StatusLine(Static):
     from the app's resize, it could still have its old width then, and kept the two rows of a
     narrow terminal (one of them blank) after the terminal was widened."""
 
+    _fitted: tuple[Content, int, Content] | None = None
+
     def on_resize(self) -> None:
         if isinstance(self.content, Content):
             show_status(self, self.content)
+
+    def render(self) -> Content | Visual:
+        """The line broken between its items at this width (:func:`fit_items`); ``content``
+        stays the line as made."""
+        line, width = self.content, self.content_region.width
+        if not isinstance(line, Content) or width <= 0:
+            return self.visual
+        fitted = self._fitted
+        if fitted is None or fitted[0] is not line or fitted[1] != width:
+            fitted = self._fitted = (line, width, fit_items(line, width))
+        return fitted[2]
 
 
 def _match_count(app: CallscopeApp, view: View) -> str:
