@@ -166,6 +166,17 @@ def _record(path: str, obj: Any, line: int) -> Chunk | StreamEnd:
                      '{"end"}', line=line)
 
 
+def _common_chunk(obj: Any) -> Chunk | None:
+    """The line nearly every session is made of, ``{"t": seconds, "text": "..."}``, read
+    without :func:`_record`'s checks (it passes all of them: a float time, not negative, and
+    text, nothing else); None for any other line, which :func:`_record` reads or refuses."""
+    if type(obj) is dict and len(obj) == 2:
+        t, text = obj.get("t"), obj.get("text")
+        if type(t) is float and t >= 0 and type(text) is str:
+            return Chunk(t, text.encode("utf-8"))
+    return None
+
+
 def _read_chunks(path: str, offset: int, header_line: int, limit: int) -> Iterator[Chunk]:
     """The chunk lines, one generator over the file (the lines read here, as :func:`_lines`
     reads them: no generator layer per line)."""
@@ -188,7 +199,7 @@ def _read_chunks(path: str, offset: int, header_line: int, limit: int) -> Iterat
                 if not raw.endswith(b"\n"):
                     return  # torn last line: the session's end (missing) already says so
                 raise
-            record = _record(path, obj, line)
+            record = _common_chunk(obj) or _record(path, obj, line)
             if isinstance(record, StreamEnd):
                 ended = True
                 continue

@@ -595,3 +595,34 @@ def test_a_header_too_deep_to_save_is_refused_naming_the_file(tmp_path):
         save_session(str(target), header, [], StreamEnd("clean"))
     assert str(target) in str(err.value) and not target.exists()
     assert os.listdir(tmp_path) == []  # no partial file left behind
+
+
+CHUNK_LINES = [
+    '{"t": 0.5, "text": "data: x\\n\\n"}', '{"t": 1, "text": "a"}', '{"t": 0.0, "text": ""}',
+    '{"t": -0.5, "text": "a"}', '{"t": true, "text": "a"}', '{"t": 0.5, "text": 3}',
+    '{"t": 0.5, "b64": "YQ=="}', '{"t": 0.5, "text": "a", "b64": "YQ=="}', '{"text": "a", "x": 1}',
+    '{"t": 0.5, "text": "é\\u2028"}', '{"t": 0.5, "x": "a"}', '{"t": null, "text": "a"}', '[0.5, "a"]',
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(CHUNK_LINES), min_size=1, max_size=6))
+def test_the_common_chunk_line_reads_as_the_full_check_reads_it(lines):
+    """The inline read of ``{"t", "text"}`` lines gives what ``_record`` gives, line for line,
+    errors included (times are kept non-decreasing: order is checked after either)."""
+    import callscope.core.session_reader as reader
+
+    def read(fast: bool) -> object:
+        path = pathlib.Path(tempfile.mkdtemp()) / "s.jsonl"
+        path.write_text('{"callscope": "session", "version": 1}\n' + "\n".join(lines) + "\n")
+        saved = reader._common_chunk
+        if not fast:
+            reader._common_chunk = lambda obj: None
+        try:
+            return [(c.t, c.data) for c in open_input(str(path)).chunks()]
+        except InputError as exc:
+            return str(exc).replace(str(path), "S")
+        finally:
+            reader._common_chunk = saved
+
+    assert read(True) == read(False)
