@@ -156,7 +156,7 @@ async def test_clicking_a_frame_selects_it_and_a_lane_jumps_to_its_frame():
         buffers = app.query_one(BuffersPane)
         first_lane = next(i for i, b in enumerate(buffers.blocks) if isinstance(b, Lane))
         row = buffers.block_top(first_lane) - round(buffers.scroll_y)
-        await pilot.click(BuffersPane, offset=(5, 1 + row + 1))  # +1: the border; the id line
+        await pilot.click(BuffersPane, offset=(5, 1 + row))  # +1: the border; the lane's title
         await pilot.pause()
         first = app.timeline.view(app.cursor).calls[0]
         assert app.selected == first.key and app.cursor == app.timeline.step_for_frame(

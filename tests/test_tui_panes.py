@@ -113,6 +113,50 @@ async def test_each_status_item_stays_whole_on_one_row() -> None:
         assert any("▶ 1×" in row for row in rows), rows
 
 
+def pane_rows(app: CallscopeApp, pane_id: str) -> list[str]:
+    """The rows of a pane as on screen (inside its border)."""
+    region = app.query_one(f"#{pane_id}").region
+    screen = [strip.text for strip in app.screen._compositor.render_strips()]
+    return [row[region.x + 1:region.right - 1] for row in screen[region.y + 1:region.bottom - 1]]
+
+
+async def test_a_narrow_lane_shows_its_text_and_draft_status_before_its_ids_at_80x24() -> None:
+    """At 80x24 the key and the id each took three rows above the text, which was out of view:
+    a narrow lane shows the text, its size and draft status first, then each id on one row,
+    elided in the middle (whole in the call's detail)."""
+    app = demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for where in ("end", "#15"):
+            if where == "end":
+                await pilot.press("end")
+            else:
+                await pilot.press("g", *where, "enter")
+            await pilot.pause()
+            call = next(c for c in app.timeline.view(app.cursor).calls if c.order == 1)
+            rows = pane_rows(app, "buffers")
+            said = "".join(row.strip(" │▁▂▃▄▅▆▇█") for row in rows)
+            assert call.text in said, rows
+            assert any("draft incomplete" in row for row in rows), rows
+            key = next(row for row in rows if "key item:fc_" in row)
+            assert "…" in key and key.rstrip(" │▁▂▃▄▅▆▇█").endswith(call.key[-8:]), rows
+            ident = next(row for row in rows if " id fc_" in row)
+            assert "…" in ident and ident.rstrip(" │▁▂▃▄▅▆▇█").endswith(call.id[-8:]), rows
+            assert rows.index(key) > max(i for i, row in enumerate(rows) if "draft" in row)
+        assert any("DRAFT (partial parse" in row for row in rows), rows  # (mid-call: waiting)
+
+
+async def test_a_wide_lane_keeps_its_ids_first_one_row_each() -> None:
+    app = demo()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        rows = [row.strip(" │▁▂▃▄▅▆▇█") for row in pane_rows(app, "buffers")]
+        top = rows.index(next(row for row in rows if "2 delete_demo_file" in row))
+        assert rows[top + 1].startswith("key item:fc_0133") and "…" in rows[top + 1]
+        assert rows[top + 2].startswith("id fc_0133") and rows[top + 3].startswith("call_id")
+        assert rows[top + 5].startswith('{"path":"notes/todo.txt"')
+
+
 def test_a_word_longer_than_the_pane_breaks_after_a_dot_not_mid_name() -> None:
     """The headline's ending names an event longer than a narrow pane: it breaks where the name
     has a joint (response.function_call_arguments. / delta), and the rows counted are the rows

@@ -148,8 +148,10 @@ async def check_lane_in_view(app: CallscopeApp, pilot) -> None:
 
 
 FIRST_BAR = [(SESSIONS / "demo.jsonl", (100, 30)),
-             (SESSIONS / "anthropic" / "parallel_calls.jsonl", (120, 34)),
-             (SESSIONS / "demo_complete.jsonl", (120, 34))]
+             (SESSIONS / "anthropic" / "parallel_calls.jsonl", (120, 30)),
+             (SESSIONS / "demo_complete.jsonl", (120, 24))]
+"""Sessions and sizes whose lanes come to overflow the pane (ids on one row each: at 120x34
+these two fit whole)."""
 
 
 FIRST_BAR_STEP: dict[tuple[pathlib.Path, tuple[int, int]], int] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from rich.cells import cell_len, get_character_cell_size
 from textual.content import Content
 from textual.style import Style
 
@@ -64,3 +65,23 @@ def short(text: str, limit: int = 80) -> str:
 def same(a: object, b: object) -> bool:
     """Content equality including styles (``==`` on Content compares the text only)."""
     return isinstance(a, Content) and isinstance(b, Content) and a.is_same(b)
+
+
+def elide_middle(text: str, width: int) -> str:
+    """``text`` (escaped: :func:`plain`) in at most ``width`` cells: whole, or its start and
+    its end with ``…`` between (an id's prefix and its last characters both show)."""
+    shown = plain(text)
+    if cell_len(shown) <= width:
+        return shown
+    if width <= 1:
+        return "…"[:max(width, 0)]
+    room = width - 1
+    head, used = 0, 0
+    while head < len(shown) and used + get_character_cell_size(shown[head]) <= (room + 1) // 2:
+        used += get_character_cell_size(shown[head])
+        head += 1
+    tail, left = len(shown), room - used
+    while tail > head and get_character_cell_size(shown[tail - 1]) <= left:
+        left -= get_character_cell_size(shown[tail - 1])
+        tail -= 1
+    return shown[:head] + "…" + shown[tail:]

@@ -49,6 +49,9 @@ DRAFT_LABEL = {
     Draft.INVALID: ("INVALID JSON", "$text-error"),
 }
 DRAFT_HEAD = "DRAFT (partial parse, not executed) "
+NARROW = 40
+"""A lane narrower inside than this many cells shows its text and draft status first, its
+key, ids and kind after them (at 80x24 the ids came first and the text was out of view)."""
 
 
 def _epoch(timeline: Timeline | None, key: str, k: int) -> int | None:
@@ -106,14 +109,19 @@ class Lane(Block):
         name = safe.content(call.name or "(no name yet)", "bold")
         return Content.assemble(f"{call.order + 1} ", name)
 
+    def ids(self) -> list[tuple[str, str]]:
+        """(label, value) of the head's first lines: one row each, elided in the middle to fit
+        (:meth:`head_row`; whole in the call's detail, C)."""
+        call = self.call
+        return [("key ", call.key), ("id ", call.id or "—"),
+                *((("call_id ", call.call_id),) if call.call_id else ())]
+
     def head(self) -> list[Content]:
         call = self.call
         state = "closed" + (f" @#{call.closed_frame}" if call.closed_frame is not None else "") \
             if call.closed else "open"
-        lines = [Content.assemble(("key ", "$text-muted"), safe.content(call.key)),
-                 Content.assemble(("id ", "$text-muted"), safe.content(call.id or "—"))]
-        if call.call_id:
-            lines.append(Content.assemble(("call_id ", "$text-muted"), safe.content(call.call_id)))
+        lines = [Content.assemble((label, "$text-muted"), safe.content(value))
+                 for label, value in self.ids()]
         lines.append(Content.assemble(
             (call.kind, "$text-muted"), (" · " + state, "$text-muted"),
             (f" · {call.origin}" if call.origin != "raw" else "", "$text-muted"),
@@ -163,9 +171,11 @@ class Lane(Block):
             return cached
         inner = width - 4  # the border and a cell of padding on each side
         head, widths, tail = self._measured
-        rows: list[tuple[str, int, int]] = [("top", 0, 0)]
+        ids = len(self.ids())
+        top: list[tuple[str, int, int]] = []
         for m, line in enumerate(head):
-            rows += [("head", m, q) for q in range(wrap_rows([line], inner))]
+            top += [("head", m, q) for q in range(1 if m < ids else wrap_rows([line], inner))]
+        rows: list[tuple[str, int, int]] = [("top", 0, 0)] + ([] if inner < NARROW else top)
         n = 0
         for j, w in enumerate(widths):
             count = fold_rows(inner, w)  # (whether a row is settled: see _inner_keys)
@@ -173,7 +183,7 @@ class Lane(Block):
             n += count
         for m, line in enumerate(tail):
             rows += [("tail", m, q) for q in range(wrap_rows([line], inner))]
-        rows += [("bottom", 0, 0), ("blank", 0, 0)]
+        rows += (top if inner < NARROW else []) + [("bottom", 0, 0), ("blank", 0, 0)]
         self._layouts[width] = rows
         return rows
 
@@ -331,7 +341,8 @@ class Lane(Block):
             pieces = self._pieces.get((kind, a, width))
             if pieces is None:
                 line = (self._measured[0] if kind == "head" else self._measured[2])[a]
-                pieces = self._pieces[kind, a, width] = (
+                pieces = self._pieces[kind, a, width] = [self.head_row(a, inner)] if (
+                    kind == "head" and a < len(self.ids())) else (
                     line.wrap(max(inner, 1)) if line.cell_length > inner else [line])
             piece = pieces[b]
             segments, size = list(piece.render_segments(base)), piece.cell_length
@@ -349,6 +360,12 @@ class Lane(Block):
 
     def render(self, width: int, view: RowsView) -> list[Strip]:
         return [self.render_row(row, width, view) for row in range(self.rows(width))]
+
+    def head_row(self, m: int, inner: int) -> Content:
+        """Id line ``m`` on one row ``inner`` cells wide: its value elided in the middle."""
+        label, value = self.ids()[m]
+        return Content.assemble((label, "$text-muted"),
+                                safe.elide_middle(value, max(inner - len(label), 1)))
 
     def _edge(self, width: int, label: Content, top: bool, border: Style, base: Style,
               view: RowsView) -> Strip:
