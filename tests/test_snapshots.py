@@ -191,6 +191,11 @@ class TestFeatures:
         assert snap_compare(demo("sessions/bedrock-invoke/single_call.jsonl"),
                             terminal_size=NARROW, run_before=then("tab", "z", "pagedown", frame=3))
 
+    def test_invoke_frames_name_the_event_inside_at_80x24(self, snap_compare):
+        """Every InvokeModel frame is a ``chunk``: each row names the Anthropic event inside."""
+        assert snap_compare(demo("sessions/bedrock-invoke/parallel_calls.jsonl"),
+                            terminal_size=NARROW, run_before=then(frame=8))
+
     def test_an_ndjson_stream_cut_mid_line_at_80x24(self, snap_compare):
         """Ollama's NDJSON, reset inside its last line: the headline says so in its terms."""
         assert snap_compare(demo("sessions/ollama-chat/truncated_mid_arguments.jsonl"),

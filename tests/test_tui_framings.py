@@ -79,3 +79,55 @@ async def test_an_ndjson_line_is_listed_as_a_line_not_an_sse_message() -> None:
         pane = app.query_one(FramesPane)
         rows = [pane._frame_strips(i)[0].text for i in range(len(app.timeline.frames))]
         assert all(" line " in row and "message" not in row for row in rows), rows
+        assert pane.columns.event == 5  # sized for "line" (and its header), not for "message"
+        assert pane.border_title.endswith(" event carries")
+
+
+async def test_an_ndjson_line_cut_sizes_the_column_for_what_it_shows() -> None:
+    from callscope.tui.panes.frame_row import event_width
+
+    tl = timeline("ollama-chat/truncated_mid_arguments.jsonl")
+    whole = timeline("ollama-chat/parallel_calls.jsonl")
+    assert event_width(whole.frames, 0, "ollama-chat") == len("line")
+    assert event_width(tl.frames, 0, "ollama-chat") == len("unterminated")  # (its last row)
+    assert event_width(tl.frames[:-1], 0, "ollama-chat") == len("line")
+
+
+def test_an_invoke_chunk_is_listed_by_the_event_it_carries() -> None:
+    """Every InvokeModel frame is a ``chunk``: its row names the Anthropic event inside,
+    the engine's frame is left as it is."""
+    from callscope.tui.panes.event_name import invoke_event
+    from callscope.tui.panes.frame_row import event_width, kind_of, short_event
+
+    tl = timeline("bedrock-invoke/single_call.jsonl")
+    kinds = [kind_of(f, "aws-eventstream", "bedrock-invoke") for f in tl.frames]
+    assert kinds[0] == "chunk.message_start" and "chunk.content_block_delta" in kinds
+    assert all(f.event_type == "chunk" for f in tl.frames if f.dispatch)  # (unchanged)
+    assert [kind_of(f) for f in tl.frames if f.dispatch] == ["chunk"] * sum(
+        f.dispatch for f in tl.frames)  # (no protocol given: the frame's own event)
+    assert event_width(tl.frames, 0, "bedrock-invoke") == 24  # (the widest, at most)
+    assert short_event("chunk.content_block_delta", 24) == "c.content_block_delta"
+    assert short_event("chunk.content_block_delta", 10) == "c.c…_delta"
+    assert invoke_event('{"bytes":"not base64!"}') is None and invoke_event("[1]") is None
+    assert invoke_event('{"bytes":"eyJ4IjoxfQ=="}') is None  # ({"x":1}: no type)
+
+
+async def test_invoke_rows_show_the_inner_event_at_80x24_and_200x50() -> None:
+    from callscope.tui.app import CallscopeApp
+    from callscope.tui.panes.frames import FramesPane
+
+    session = open_input(str(ROOT / "sessions/bedrock-invoke/parallel_calls.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="invoke",
+                       protocol="bedrock-invoke")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(FramesPane)
+        rows = [pane._frame_strips(i)[0].text for i in range(len(app.timeline.frames))]
+        assert " c.m…_start " in rows[0] and any(" c.c…_delta " in row for row in rows), rows
+        assert not any(" chunk " in row for row in rows), rows
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        await pilot.pause()
+        rows = [pane._frame_strips(i)[0].text for i in range(len(app.timeline.frames))]
+        assert any(" c.content_block_delta " in row for row in rows), rows
+        assert any(" chunk.message_start " in row for row in rows), rows

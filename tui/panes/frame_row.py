@@ -37,6 +37,7 @@ from ...core.frame import Frame
 from ...core.framing import framing_of
 from ...core.timeline import Timeline
 from .. import safe
+from .event_name import inner_name
 from .rawbytes import fmt_time
 
 COMPACT = 64  # a pane narrower than this many cells lists frames compactly (Columns.compact)
@@ -93,21 +94,25 @@ class Columns:
         return " ".join([*parts, "event".ljust(self.event_cells), "carries"])
 
 
-def kind_of(frame: Frame, framing: str = "sse") -> str:
+def kind_of(frame: Frame, framing: str = "sse", protocol: str | None = None) -> str:
     """What the frame is: its event (an NDJSON line has none: ``line``, not SSE's default
-    ``message``), or why it dispatched nothing."""
+    ``message``; an InvokeModel chunk names the event it carries: :mod:`.event_name`), or why
+    it dispatched nothing."""
     if frame.dispatch:
-        return "line" if framing == "ndjson" else frame.event_type
+        return "line" if framing == "ndjson" else inner_name(frame.event_type, frame.data,
+                                                               protocol)
     return ("comment" if frame.comments and not frame.data else
             "unterminated" if not frame.terminated else "no dispatch")
 
 
-def event_width(frames: Iterable[Frame], widest: int = 0) -> int:
-    """The widest event of ``frames`` (or ``widest``, if wider), up to :data:`EVENT_MAX`."""
+def event_width(frames: Iterable[Frame], widest: int = 0, protocol: str | None = None) -> int:
+    """The widest event of ``frames`` as their rows name them (:func:`kind_of`, in the
+    ``protocol``'s framing), or ``widest``, if wider, up to :data:`EVENT_MAX`."""
+    framing = framing_of(protocol)
     for frame in frames:
         if widest >= EVENT_MAX:
             break
-        widest = max(widest, len(kind_of(frame)))
+        widest = max(widest, len(kind_of(frame, framing, protocol)))
     return min(widest, EVENT_MAX)
 
 
@@ -223,7 +228,8 @@ def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: boo
     that ends in … at its edge rather than anywhere in a word."""
     frame = timeline.frames[index]
     width = cols.event_cells
-    kind = short_event(kind_of(frame, framing_of(timeline.state.protocol)), width)
+    protocol = timeline.state.protocol
+    kind = short_event(kind_of(frame, framing_of(protocol), protocol), width)
     shown = safe.plain(kind)
     parts: list[Content] = [
         Content.styled(fixed(timeline, index, cols), base),

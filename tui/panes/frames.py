@@ -104,7 +104,7 @@ class FramesPane(PaneScroll, can_focus=False):
         self.timeline = timeline
         self._text.load(timeline)
         self._widths = [1] * len(timeline.frames)
-        self._event_width = event_width(timeline.frames)
+        self._event_width = event_width(timeline.frames, 0, timeline.state.protocol)
         self.columns = Columns.of(timeline, self._text.timed, self._event_width)
         self.border_title = self.columns.title()
         self._cache.clear()
@@ -131,7 +131,8 @@ class FramesPane(PaneScroll, can_focus=False):
         text = self._text
         text.timed = text.timed or timed(timeline)  # (its chunk boundaries grow with it)
         first = len(self._widths)
-        self._event_width = event_width(timeline.frames[first:], self._event_width)
+        self._event_width = event_width(timeline.frames[first:], self._event_width,
+                                        timeline.state.protocol)
         columns = replace(Columns.of(timeline, text.timed, self._event_width),
                           compact=self.columns.compact, spans=self.columns.spans)
         if columns != self.columns:  # timing came, or a column widened: every row changes
