@@ -7,7 +7,9 @@ A display filter is a small language over frame fields, in the spirit of Wiresha
     not event = ping and bytes >= 4000
     text ~ "dry_run"
 
-Fields: ``frame`` (its number), ``event`` (the ``event:`` line, else the payload's type),
+Fields: ``frame`` (its number), ``event`` (the ``event:`` line, else the payload's type; for a
+Bedrock InvokeModel ``chunk`` also the event it carries, as ``content_block_delta`` and
+``chunk.content_block_delta``),
 ``call`` (the number of a call the frame touched, 1-based as the lanes show it, or its key),
 ``tool`` (the name of a call the frame touched), ``anomaly`` (the code of an anomaly reported at
 the frame), ``text`` (the frame's raw bytes, as text), ``bytes`` (the frame's start offset;
@@ -52,12 +54,20 @@ class FrameFacts:
     tools: list[set[str]] = field(default_factory=list)
     anomalies: list[set[str]] = field(default_factory=list)
     frames: Sequence[Frame] = ()
+    carried: dict[int, str] = field(default_factory=dict)
+    """Per frame that wraps another protocol's event (Bedrock InvokeModel's ``chunk``): that
+    event's name, which ``event`` also matches (the frame list shows it)."""
 
 
 def frame_facts(steps: Iterable[Step], frames: Sequence[Frame]) -> FrameFacts:
     facts = FrameFacts(frames=frames)
     n = len(frames)
     facts.events = [event_name(f) for f in frames]
+    if any(f.headers and f.event == "chunk" for f in frames):  # (an InvokeModel stream)
+        from .providers.bedrock_invoke import carried_event
+
+        facts.carried = {i: name for i, f in enumerate(frames)
+                         if f.headers and f.event == "chunk" and (name := carried_event(f))}
     facts.calls = [set() for _ in range(n)]
     facts.tools = [set() for _ in range(n)]
     facts.anomalies = [set() for _ in range(n)]
@@ -204,7 +214,8 @@ def _comparison(name: str, op: str, want: str) -> Predicate:
         if name == "bytes":
             return (str(f.frames[i].start),)
         if name == "event":
-            return (f.events[i],)
+            inner = f.carried.get(i)
+            return (f.events[i],) if inner is None else (f.events[i], inner, f"chunk.{inner}")
         if name == "text":
             return (f.frames[i].raw.decode("utf-8", "replace"),)
         return {"call": f.calls, "tool": f.tools, "anomaly": f.anomalies}[name][i]

@@ -60,3 +60,20 @@ def test_text_is_found_across_fragments(demo: Timeline) -> None:
     assert not any(b"notes/todo" in f.raw for f in demo.frames)
     found = q.text_frames(demo.state.calls.values(), demo.steps, "notes/todo")
     assert len(found) >= 2 and all(demo.frames[i].event.endswith("arguments.delta") for i in found)
+
+
+def test_an_invoke_model_chunk_matches_the_event_it_carries() -> None:
+    """Every InvokeModel frame is a ``chunk`` on the wire; the frame list names the Anthropic
+    event inside, and the filter's ``event`` matches it too (and still ``chunk``)."""
+    session = open_input(str(ROOT / "sessions/bedrock-invoke/single_call.jsonl"))
+    timeline = Timeline.build([(c.t, c.data) for c in session.chunks()])
+    from callscope.core.providers.bedrock_invoke import carried_event
+    inner = {f.index: carried_event(f) for f in timeline.frames}
+    deltas = [i for i, name in inner.items() if name == "content_block_delta"]
+    assert deltas and all(f.event == "chunk" for f in timeline.frames if f.index in deltas)
+    assert hits(timeline, "event = content_block_delta") == deltas
+    assert hits(timeline, "event = chunk.content_block_delta") == deltas
+    assert hits(timeline, "event ~ message_st") == [i for i, n in inner.items()
+                                                    if n in ("message_start", "message_stop")]
+    assert hits(timeline, "event = chunk") == [f.index for f in timeline.frames if f.event == "chunk"]
+    assert hits(timeline, "not event ~ delta") == [i for i in inner if "delta" not in (inner[i] or "")]

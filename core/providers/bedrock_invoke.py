@@ -72,3 +72,10 @@ class BedrockInvokeReader(EventStreamFrames, AnthropicReader):
         # The SDK names the event by its type; one without a type it skips, which the
         # Anthropic reader reports as a frame without an event name.
         return frame._replace(event=kind if isinstance(kind, str) else None, data=text)
+
+
+def carried_event(frame: Frame) -> str | None:
+    """The type of the Anthropic event an InvokeModel ``chunk`` carries (None: not a chunk, or
+    none can be read): what the frame list names and the display filter's ``event`` matches."""
+    inner = BedrockInvokeReader._unwrap(frame)
+    return inner.event if isinstance(inner, Frame) else None
