@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from .fitted_list import PADDING, SCROLLBAR
 from .folder import short_size
 
 COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes": 9, "state": 10,
@@ -19,9 +20,6 @@ COLUMNS = {"#": 3, "method": 6, "url": 28, "protocol": 19, "status": 6, "bytes":
 NARROW_COLUMNS = {"#": 3, "method": 4, "url": 12, "protocol": 12, "status": 4, "bytes": 5,
                   "state": 10, "gate": 14}
 NARROW_LABELS = {"method": "meth", "status": "http", "bytes": "size"}
-PADDING = 1
-"""Cells a column takes beyond its width: one blank after it (the table has no cell padding)."""
-SCROLLBAR = 2
 
 
 def _room(width: int, columns: dict[str, int]) -> int:

@@ -20,34 +20,37 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections import Counter, deque
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections import deque
+from collections.abc import Iterable
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.events import Resize
-from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from ..core.errors import CallscopeError
 from ..core.redact import redact_url
-from ..core.session_model import Chunk, SessionHeader, StreamEnd
 from ..core.timeline import Timeline
 from ..core.tools import ToolSet, tools_from_request
 from ..net.proxy import check_upstream
-from ..net.relay_events import Event, read_event
+from ..net.relay_events import read_event
 from . import safe
-from .app import CallscopeApp
 from .capture_columns import COLUMNS, fit, fitted, labels
-from .commands import DEBUGGER_ACTIONS
-from .follow import END_STYLES
+from .capture_model import (
+    Capture,
+    CaptureChunk,
+    CaptureEnded,
+    CaptureFact,
+    CaptureStarted,
+    ProxyEvent,
+    fact_of,
+    relay_command,
+)
+from .fitted_list import Cells, FittedListScreen, ListingApp
 from .footer import FittingFooter
 from .inbox import SLICE, Inbox
 from .live import end_notice
@@ -56,167 +59,22 @@ LOG_LINES = 4
 """The proxy's latest log lines shown under the list (requests that are not captures too)."""
 
 
-# -- messages from the proxy's thread ------------------------------------------------------------
-
-class CaptureStarted(Message):
-    def __init__(self, path: str, header: SessionHeader) -> None:
-        super().__init__()
-        self.path, self.header = path, header
-
-
-class CaptureChunk(Message):
-    """Reads of one capture, in order (the relay writes those of
-    :data:`~callscope.net.relay_events.PROGRESS` together)."""
-
-    def __init__(self, path: str, chunks: tuple[Chunk, ...]) -> None:
-        super().__init__()
-        self.path, self.chunks = path, chunks
-
-
-class CaptureEnded(Message):
-    def __init__(self, path: str, end: StreamEnd) -> None:
-        super().__init__()
-        self.path, self.end = path, end
-
-
-class ProxyEvent(Message):
-    """The proxy listens (``url``), failed to (``error``), or logged a ``line``."""
-
-    def __init__(self, *, url: str | None = None, error: str | None = None,
-                 line: str | None = None) -> None:
-        super().__init__()
-        self.url, self.error, self.line = url, error, line
-
-
-CaptureFact = CaptureStarted | CaptureChunk | CaptureEnded
-
-
 SCREEN_NICENESS = 10
 """How much the debugger lowers its own priority below the relay's (``yield_cpu``)."""
 STDERR_LINES = 20
 STDERR_LINE_BYTES = 2000
 WAIT_AT_EXIT = 15.0
+"""Seconds the command waits, after the app closed, for the relay to end its sessions."""
 LIST_REFRESH = 0.5
 """Seconds between two updates of the captures list (the panes of the capture open follow
 :data:`~.follow.REFRESH`). Textual's DataTable paints every visible row again after any cell
 changed (its render caches are keyed by an update count): with 20 captures streaming that was
 ~20 ms a paint, a fifth of a core at 10 a second; twice a second still shows the bytes grow."""
-"""Seconds the command waits, after the app closed, for the relay to end its sessions."""
-
-
-def fact_of(event: Event) -> CaptureFact | None:
-    """A capture fact from one event of the relay's pipe (in order: one queue for all
-    captures, so a capture's start is handled before its reads)."""
-    if event.path is None:
-        return None
-    if event.header is not None:
-        return CaptureStarted(event.path, event.header)
-    if event.chunks:
-        return CaptureChunk(event.path, event.chunks)
-    if event.end is not None:
-        return CaptureEnded(event.path, event.end)
-    return None
-
-
-def relay_command(upstream: str, directory: str, port: int, timeout: float,
-                  redact: tuple[str, ...]) -> list[str]:
-    """The child process that relays and records: ``callscope proxy --headless --events``."""
-    command = [sys.executable, "-m", "callscope.tui.cli", "proxy", "--headless", "--events",
-               "--upstream", upstream, "--dir", directory, "--port", str(port),
-               "--timeout", str(timeout)]
-    for name in redact:
-        command += ["--redact-header", name]
-    return command
-
-
-# -- the model -----------------------------------------------------------------------------------
-
-@dataclass(eq=False)
-class Capture:
-    number: int
-    path: str
-    header: SessionHeader
-    """As written to disk: secrets already redacted."""
-    timeline: Timeline
-    base: str = ""
-    """The upstream URL (redacted), left out of the URL shown: every capture shares it."""
-    waiting: list[Chunk] = field(default_factory=list)
-    """Reads not yet through the engine: a capture nobody looks at (not open, the list not on
-    screen) costs the debugger no CPU while the relay streams it (:meth:`catch_up`)."""
-    ending: StreamEnd | None = None
-    """Its end, once it came, until :meth:`catch_up` applies it."""
-
-    def catch_up(self) -> bool:
-        """Run what waits through the timeline (the reads, then the end); whether it changed."""
-        timeline, changed = self.timeline, False
-        if self.waiting:
-            chunks, self.waiting = self.waiting, []
-            if not timeline.closed:
-                for chunk in chunks:
-                    timeline.extend(chunk.t, chunk.data)
-                changed = True
-        if self.ending is not None:
-            end, self.ending = self.ending, None
-            changed = changed or not timeline.closed
-            timeline.finish(end)
-        return changed
-
-    @property
-    def request(self) -> dict[str, Any]:
-        return self.header.request or {}
-
-    @property
-    def url(self) -> str:
-        url = str(self.request.get("url", "?"))
-        return url[len(self.base):] or "/" if self.base and url.startswith(self.base) else url
-
-    @property
-    def size(self) -> int:
-        """Bytes received: the stream's, or an HTTP error's body (which is no chunk)."""
-        end = self.timeline.end
-        if end is not None and end.kind == "http_error" and end.body:
-            return self.timeline.total_bytes + len(end.body)
-        return self.timeline.total_bytes
-
-    @property
-    def label(self) -> str:
-        return f"#{self.number} {self.request.get('method', '?')} {self.request.get('url', '?')}"
-
-    def cells(self) -> tuple[Content, ...]:
-        tl, end = self.timeline, self.timeline.end
-        state = Content.styled("● running", "bold $text-success") if not tl.closed else (
-            Content.styled(end.kind if end else "ended", END_STYLES.get(end.kind if end else "", "")))
-        status = self.header.status
-        return (Content(str(self.number)), safe.content(str(self.request.get("method", "?"))),
-                safe.content(safe.short(self.url, 120)),
-                safe.content(tl.state.protocol if tl.state.protocol != "unknown" else (
-                    self.header.protocol or "?")),
-                Content.styled(str(status) if status is not None else "—",
-                               "$text-error" if status is None or status >= 400 else ""),
-                Content(f"{self.size:,}"), state, gate_summary(tl))
-
-
-def gate_summary(timeline: Timeline) -> Content:
-    """What the gate made of the capture so far: its verdicts, or how many calls wait."""
-    calls = len(timeline.state.calls)
-    decisions = timeline.pipeline.decisions
-    if not decisions:
-        if calls:
-            return Content.styled(f"{calls} call{'s' * (calls != 1)} waiting", "$text-warning")
-        return Content.styled("no calls" if timeline.closed else "—", "$text-muted")
-    counts = Counter((d.action, d.reason) for d in decisions.values())
-    parts: list[safe.Part] = []
-    for (action, reason), n in sorted(counts.items(), key=lambda item: str(item[0])):
-        if parts:
-            parts.append(", ")
-        parts.append((f"{n} {action}" + (f" ({reason})" if reason else ""),
-                      "bold $text-success" if action == "execute" else "bold $text-error"))
-    return Content.assemble(*parts)
 
 
 # -- the list ------------------------------------------------------------------------------------
 
-class CapturesScreen(Screen[None]):
+class CapturesScreen(FittedListScreen):
     """Every capture of this proxy run, updated as they stream; enter opens one."""
 
     BINDINGS = [Binding("escape", "app.back_to_capture", "Back to the open capture", show=True),
@@ -228,37 +86,24 @@ class CapturesScreen(Screen[None]):
     CapturesScreen #captures-log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.widths: dict[str, int] = {}
-
     def compose(self) -> ComposeResult:
         yield Static(id="captures-info")
         yield DataTable(id="captures", cursor_type="row", zebra_stripes=True, cell_padding=0)
         yield Static(id="captures-log")
         yield FittingFooter()
 
-    def on_mount(self) -> None:
-        self._lay_out(self.app.size.width)
-        self.query_one(DataTable).focus()
+    def fitted(self, width: int) -> dict[str, int]:
+        return fitted(width)
 
-    def on_resize(self, event: Resize) -> None:
-        if fitted(event.size.width) != self.widths:
-            self._lay_out(event.size.width)
+    def labels(self, width: int) -> dict[str, str]:
+        return labels(width)
 
-    def _lay_out(self, width: int) -> None:
-        """The columns fitted to a terminal ``width`` cells wide, and every row again in them."""
-        table = self.query_one(DataTable)
-        cursor = table.cursor_row
-        table.clear(columns=True)
-        self.widths, names = fitted(width), labels(width)
-        for name, cells in self.widths.items():
-            table.add_column(names[name], width=cells + 1, key=name)
-        captures = list(cast(ProxyApp, self.app).captures.values())
-        for capture in captures:
-            table.add_row(*fit(capture.cells(), self.widths, capture.size), key=capture.path)
-        if captures:
-            table.move_cursor(row=min(cursor, len(captures) - 1))
+    def rows(self) -> Iterable[tuple[str, Cells]]:
+        return ((capture.path, fit(capture.cells(), self.widths, capture.size))
+                for capture in cast(ProxyApp, self.app).captures.values())
+
+    def open(self, key: str) -> None:
+        cast(ProxyApp, self.app).open_capture(key)
 
     def show(self, captures: list[Capture], info: Content | None, log: list[str] | None) -> None:
         """Make the rows of ``captures`` again (a cell only where it changed); the info and the
@@ -281,15 +126,14 @@ class CapturesScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         cast(ProxyApp, self.app)._show_list()  # what changed while it was hidden
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            cast(ProxyApp, self.app).open_capture(event.row_key.value)
-
 
 # -- the app -------------------------------------------------------------------------------------
 
-class ProxyApp(CallscopeApp):
+class ProxyApp(ListingApp):
     """The recording proxy with its captures list; the panes show the capture opened."""
+
+    ITEM = "capture"
+    list_screen: CapturesScreen
 
     def __init__(self, upstream: str, directory: str, *, port: int = 0,
                  timeout: float = 600.0, redact: tuple[str, ...] = (),
@@ -557,18 +401,8 @@ class ProxyApp(CallscopeApp):
         if end is not None and end.kind != "clean":  # an error body is in no pane: say it
             self.notify(end_notice(end), markup=False, severity="error", timeout=8)
 
-    def action_captures(self) -> None:
-        if self.screen is not self.list_screen:
-            self._show_list()
-            self.push_screen(self.list_screen)
+    def has_open(self) -> bool:
+        return self.follower.stream is not None
 
-    def action_back_to_capture(self) -> None:
-        if self.follower.stream is None:
-            self.notify("No capture open yet: enter opens the one under the cursor.", timeout=2)
-        elif self.screen is self.list_screen:
-            self.pop_screen()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.screen is self.list_screen:
-            return action not in DEBUGGER_ACTIONS
-        return True if action == "captures" else super().check_action(action, parameters)
+    def before_list(self) -> None:
+        self._show_list()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -19,8 +20,6 @@ from typing import cast
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.events import Resize
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ..core.ending import EndingWatch, transport_of
@@ -31,8 +30,7 @@ from ..core.session_model import Session
 from ..core.timeline import Timeline
 from ..core.tools import ToolSet, tools_from_request
 from . import safe
-from .app import CallscopeApp
-from .commands import DEBUGGER_ACTIONS
+from .fitted_list import PADDING, SCROLLBAR, Cells, FittedListScreen, ListingApp
 from .footer import FittingFooter
 
 SUFFIXES = (".jsonl", ".sse", ".har")
@@ -45,8 +43,6 @@ units (``8.1k``), the ending without its byte offset (the size column says it) a
 columns under short labels (:data:`NARROW_LABELS`), so every column fits at 80 cells."""
 NARROW_LABELS = {"bytes": "size", "executed": "exec", "refused": "ref"}
 WIDE = 128
-PADDING = 1  # cells a column takes beyond its width: one blank after it (no cell padding)
-SCROLLBAR = 2
 
 
 def is_narrow(width: int) -> bool:
@@ -152,7 +148,7 @@ def _watch_frames(watch: EndingWatch, steps: list[Step]) -> None:
             watch.frame(step.frame)
 
 
-class FolderScreen(Screen[None]):
+class FolderScreen(FittedListScreen):
     """The folder's sessions; enter opens the one under the cursor."""
 
     BINDINGS = [Binding("escape", "app.back_to_capture", "Back to the open session", show=True),
@@ -167,33 +163,23 @@ class FolderScreen(Screen[None]):
         super().__init__()
         self.directory = directory
         self.entries: dict[str, Entry] = {}
-        self.widths: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="folder-info")
         yield DataTable(id="folder", cursor_type="row", zebra_stripes=True, cell_padding=0)
         yield FittingFooter()
 
-    def on_mount(self) -> None:
-        self._lay_out(self.app.size.width)
-        self.query_one(DataTable).focus()
+    def fitted(self, width: int) -> dict[str, int]:
+        return fitted(width)
 
-    def on_resize(self, event: Resize) -> None:
-        if fitted(event.size.width) != self.widths:
-            self._lay_out(event.size.width)
+    def labels(self, width: int) -> dict[str, str]:
+        return NARROW_LABELS if is_narrow(width) else {}
 
-    def _lay_out(self, width: int) -> None:
-        """The columns for a terminal ``width`` cells wide, and every row again in them."""
-        table = self.query_one(DataTable)
-        cursor = table.cursor_row
-        table.clear(columns=True)
-        self.widths, labels = fitted(width), NARROW_LABELS if is_narrow(width) else {}
-        for name, cells in self.widths.items():
-            table.add_column(labels.get(name, name), width=cells + PADDING, key=name)
-        for entry in self.entries.values():
-            table.add_row(*self._cells(entry), key=entry.path)
-        if self.entries:
-            table.move_cursor(row=min(cursor, len(self.entries) - 1))
+    def rows(self) -> Iterable[tuple[str, Cells]]:
+        return ((entry.path, self._cells(entry)) for entry in self.entries.values())
+
+    def open(self, key: str) -> None:
+        cast(FolderApp, self.app).open_session(key)
 
     def _cells(self, entry: Entry) -> tuple[Content | str, ...]:
         w, narrow = self.widths, is_narrow(self.app.size.width)
@@ -230,13 +216,10 @@ class FolderScreen(Screen[None]):
              + (f" (read {read})" if read < listed else "")
              + "; enter opens one, escape goes back to the open session", "$text-muted")))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            cast(FolderApp, self.app).open_session(event.row_key.value)
-
-
-class FolderApp(CallscopeApp):
+class FolderApp(ListingApp):
     """A folder's sessions listed; the panes show the one opened."""
+
+    list_screen: FolderScreen
 
     def __init__(self, directory: str, *, protocol: str | None = None,
                  tools: ToolSet | None = None, keymap: dict[str, str] | None = None) -> None:
@@ -287,17 +270,5 @@ class FolderApp(CallscopeApp):
         if self.screen is self.list_screen:
             self.pop_screen()
 
-    def action_captures(self) -> None:
-        if self.screen is not self.list_screen:
-            self.push_screen(self.list_screen)
-
-    def action_back_to_capture(self) -> None:
-        if self.opened is None:
-            self.notify("No session open yet: enter opens the one under the cursor.", timeout=2)
-        elif self.screen is self.list_screen:
-            self.pop_screen()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.screen is self.list_screen:
-            return action not in DEBUGGER_ACTIONS
-        return True if action == "captures" else super().check_action(action, parameters)
+    def has_open(self) -> bool:
+        return self.opened is not None
