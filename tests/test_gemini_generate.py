@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 from typing import Any
 
@@ -23,6 +24,9 @@ from callscope.core.events import (
 )
 from callscope.core.providers import base, reader_for
 from callscope.core.providers.gemini_generate import GeminiGenerateReader
+from callscope.core.sse import decode_all
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from readers import FIXTURE_ROOT, codes, of, read_all
 
 FIXTURES = FIXTURE_ROOT / "gemini-generatecontent"
@@ -415,3 +419,52 @@ def test_assembly_serializes_once_per_call(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(seen) == 1
     assert calls(events)["call:0"]["text"] == '{"body":"' + "ab" * 2000 + '"}'
     assert len(of(events, ArgumentPiece)) == 2000
+
+
+# -- a whole call's text cut from the frame's text -------------------------------------------
+
+_TEXT = st.characters(blacklist_categories=("Cs",))  # (a lone surrogate is no JSON text's)
+_ARGS = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(_TEXT),
+    lambda children: (st.lists(children, max_size=4)
+                      | st.dictionaries(st.text(_TEXT, max_size=8), children, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ARGS, st.sampled_from(["compact", "spaced", "ascii", "twice", "decoy"]), st.booleans())
+def test_a_whole_call_text_is_its_serialization_however_the_payload_is_written(
+        args: Any, style: str, cut_always: bool) -> None:
+    """The text cut from the frame (:meth:`GeminiGenerateReader._whole`) is the serialization
+    the reader wrote before (``dumps_compact(plain(args))``), whatever the payload's spelling:
+    compact, spaced, escaped to ASCII, the key twice, or ``"args":`` first inside a string."""
+    from callscope.core.providers import gemini_generate
+
+    fc = {"name": "f", "args": args}
+    if style == "compact":
+        data = orjson.dumps({"candidates": [{"content": {"parts": [{"functionCall": fc}]}}]})
+    elif style == "decoy":
+        data = orjson.dumps({"x": '"args":' + json.dumps(args, ensure_ascii=False),
+                             "candidates": [{"content": {"parts": [{"functionCall": fc}]}}]})
+    else:
+        body = json.dumps({"candidates": [{"content": {"parts": [{"functionCall": fc}]}}]},
+                          ensure_ascii=style == "ascii",
+                          separators=(", ", ": ") if style == "spaced" else (",", ":"))
+        if style == "twice":
+            body = body.replace('"args":', '"args":{"old":1},"args":', 1)
+        data = body.encode()
+    wire = b"data: " + data + b"\n\n"
+    frame = decode_all(wire)[0]
+    payload = orjson.loads(frame.data)
+    parsed = payload["candidates"][0]["content"]["parts"][0]["functionCall"]["args"]
+    reader = GeminiGenerateReader()
+    old = gemini_generate._CUT_FROM
+    gemini_generate._CUT_FROM = 0 if cut_always else old
+    try:
+        text = reader._whole(frame, "call:0", parsed)
+    finally:
+        gemini_generate._CUT_FROM = old
+    assert text == base.dumps_compact(gemini_generate.plain(parsed))
+    assert type(text) is str

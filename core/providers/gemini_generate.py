@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import orjson
+
 from ..events import (
     ArgumentPiece,
     ArgumentsSet,
@@ -37,6 +39,10 @@ __all__ = ["BadPath", "GeminiGenerateReader", "parse_json_path"]
 _VALUE_TYPES: dict[str, tuple[type, ...] | None] = {
     "stringValue": (str,), "numberValue": (int, float), "boolValue": (bool,), "nullValue": None,
 }
+
+_CUT_FROM = 1 << 12
+"""Serialized bytes past which a whole call's non-ASCII text is cut from the frame's text rather
+than decoded (below it the decode costs less than finding the spot)."""
 
 # Part fields that carry nothing to show on their own (a bare signature part, metadata).
 _QUIET_PART_KEYS = frozenset({"thought", "thoughtSignature", "partMetadata", "videoMetadata",
@@ -255,7 +261,7 @@ class GeminiGenerateReader(ProtocolReader):
             args = {}
         if not isinstance(args, dict):
             self.anomaly(frame, Code.ARGS_NOT_OBJECT, f"args is {short(args)}", key=key)
-        text = self._dump(frame, key, args)
+        text = self._whole(frame, key, args)
         if text is not None:
             self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
             self.close_call(frame, key, late)
@@ -286,6 +292,30 @@ class GeminiGenerateReader(ProtocolReader):
     def _dump(self, frame: Frame | None, key: str, value: Any) -> str | None:
         # None leaves the call without text and unclosed, so the gate can never run it.
         return self.serialized(frame, key, plain(value))
+
+    def _whole(self, frame: Frame, key: str, args: Any) -> str | None:
+        """:meth:`_dump` of a whole call's ``args`` (parsed values: nothing to make plain).
+        The text is the serialization; when the frame's own text holds those very bytes just
+        after the ``"args":`` key (a compact payload, the usual one), it is cut from there:
+        the same string, without decoding a megabyte of non-ASCII text again."""
+        try:
+            encoded = orjson.dumps(args)
+        except (orjson.JSONEncodeError, TypeError):
+            return self.serialized(frame, key, args)  # (the fallback and the anomaly are there)
+        if len(encoded) < _CUT_FROM or encoded.isascii():
+            return encoded.decode()
+        data = frame.data
+        try:
+            raw = data.encode()  # (cheap: orjson's parse of the payload left its UTF-8 cached)
+        except UnicodeEncodeError:
+            return encoded.decode()
+        at = raw.find(b'"args":') + 7
+        if at < 7 or not raw.startswith(encoded, at):
+            return encoded.decode()
+        # Equal bytes at a character boundary (both start with an ASCII byte and are whole
+        # UTF-8): the characters between are the same string.
+        start = len(raw[:at].decode())
+        return data[start:len(data) - len(raw[at + len(encoded):].decode())]
 
     # -- Vertex partialArgs --------------------------------------------------------------
 
