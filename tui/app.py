@@ -100,6 +100,8 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         self.filtering = False
         self.matches: list[int] = []
         self._searched = 0  # frames searched so far (a growing timeline searches only new ones)
+        self.loaded = False
+        """The panes show the timeline (from the first layout on: see :meth:`on_mount`)."""
         self.player = Player(self)
         self.gc_policy = GcPolicy(self)
         self.sub_title = safe.plain(source)
@@ -131,6 +133,19 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         self.query_one("#frames").border_title = "frames"
         self.query_one("#buffers").border_title = "argument buffers"
         self.query_one("#decisions").border_title = "harness decisions"
+        # The panes lay their rows out at their own width, known once the screen is laid out,
+        # and Textual paints right after that first layout, before a pane handles its Resize:
+        # loaded before it, the panes painted rows laid out 8 cells wide (for up to a second
+        # while a large recording was indexed). So the first paint is the status line (with
+        # the indexing progress) over empty panes, the panes load once laid out (on_ready),
+        # and the first layout is the terminal width's (the breakpoint classes come with the
+        # screen's Resize, after it).
+        narrow = self.size.width < NARROW
+        self.screen.set_class(narrow, "-narrow").set_class(not narrow, "-wide")
+        show_status(self.query_one("#status", Static), status_line(self, self.timeline.view(0)))
+
+    def on_ready(self) -> None:
+        """The screen is laid out: the panes know their width."""
         self._load()
         if self.follower.following and len(self.timeline):
             self.cursor = len(self.timeline) - 1
@@ -161,6 +176,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
             self.cursor = len(timeline) - 1
 
     def _load(self) -> None:
+        self.loaded = True
         for pane in (self.query_one(FramesPane), self.query_one(FrameDetailPane),
                      self.query_one(BuffersPane), self.query_one(DecisionsPane)):
             pane.load(self.timeline)
@@ -172,6 +188,8 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         self.refresh_view()
 
     def refresh_view(self) -> None:
+        if not self.loaded:  # (not laid out yet: see on_mount)
+            return
         view = self.timeline.view(self.cursor, self.since)
         if self.selected not in {c.key for c in view.calls}:
             self.selected = None
