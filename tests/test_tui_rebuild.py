@@ -36,3 +36,22 @@ async def test_a_large_cut_is_indexed_while_keys_answer(monkeypatch) -> None:
         await pilot.press("u")
         await pilot.pause()
         assert app.timeline is original
+
+
+async def test_a_rebuild_indexes_only_its_first_screenful_in_the_key(monkeypatch) -> None:
+    monkeypatch.setattr(app_rebuild, "BACKGROUND_BYTES", 0)
+    monkeypatch.setattr(indexer, "REBUILD_FIRST_STEPS", 5)
+    data = PARALLEL.read_bytes()
+    app = CallscopeApp([(0.0, data)], source="p")
+    async with app.run_test(size=(160, 45)) as pilot:
+        steps = len(app.timeline)
+        assert steps > 5
+        app.action_cycle_chunking()  # the c key: the rest is indexed in slices, after the key
+        assert app.building and len(app.timeline) == 5
+        assert app.indexer is not None and app.indexer.total == len(data)
+        while app.building:
+            await asyncio.sleep(0)
+        await pilot.pause()
+        app._cut(app.timeline.frames[12].end)
+        assert app.building and len(app.timeline) == 5
+        assert f"of {len(data)} B recorded" in app.query_one("#status").content.plain

@@ -15,12 +15,18 @@ from ..core.replay import Chunking
 from ..core.timeline import Timeline
 from . import safe
 from .app_mixin import AppMixin
-from .indexer import BACKGROUND_BYTES, Indexer
+from .indexer import Indexer
 from .screens import PromptScreen
+from .status import recorded_bytes, same_recording
 
 if TYPE_CHECKING:
     from .app import CallscopeApp
 
+BACKGROUND_BYTES = 200_000
+"""A cut or a re-chunk of more bytes than this is indexed in slices (:class:`.indexer.Indexer`),
+so no key waits for it: indexing runs at about 6 MB/s, and a cut of a 1 MB prefix built at
+once held the ``x`` key 0.15-0.44 s (a recording's first indexing keeps its own threshold,
+:data:`.indexer.BACKGROUND_BYTES`: its first paint comes first)."""
 RANDOM_SEED = 7
 """The seed of the random chunking the ``c`` key cycles to."""
 
@@ -74,7 +80,7 @@ class RebuildActions(AppMixin):
         timeline = Timeline.indexing(list(old.source), old.protocol_requested, old.tools,
                                      old.chunking, min(offset, old.cut if old.cut is not None
                                                        else offset))
-        self.indexer = Indexer(cast("CallscopeApp", self), timeline)
+        self.indexer = self._indexer(timeline, old)
         self.timeline, self.cursor = timeline, 0
         self._load()
         self.notify(f"Cut at byte {offset}: indexing in the background…", timeout=3)
@@ -86,6 +92,12 @@ class RebuildActions(AppMixin):
                 self._show_cut(timeline, offset)
 
         self.run_worker(index(), name="index", exclusive=True)
+
+    def _indexer(self, timeline: Timeline, old: Timeline) -> Indexer:
+        """An indexer for ``timeline``, rebuilt from the bytes of ``old``."""
+        same_recording(timeline, old)
+        return Indexer(cast("CallscopeApp", self), timeline, rebuild=True,
+                       total=recorded_bytes(old))
 
     def _show_cut(self, timeline: Timeline, offset: int) -> None:
         self.timeline = timeline
@@ -134,7 +146,7 @@ class RebuildActions(AppMixin):
         # status line, so every key keeps answering while it is.
         timeline = Timeline.indexing(*args)
         timeline.end = old.end
-        self.indexer = Indexer(cast("CallscopeApp", self), timeline)
+        self.indexer = self._indexer(timeline, old)
         self.timeline, self.since, self.cursor = timeline, None, 0
         self._load()
         self.notify(f"Chunking {nxt}: indexing in the background…", timeout=3)

@@ -27,6 +27,10 @@ screen appears at once; smaller ones (a fraction of a second) are indexed before
 
 FIRST_STEPS = 4000
 """Steps indexed before the first paint (about 40 ms of engine time)."""
+REBUILD_FIRST_STEPS = 200
+"""Steps a cut or a re-chunk indexes at once, in the key that asked for it (the rest in slices):
+the cursor goes to step 0 meanwhile, so the first screenful is all it needs; 4000 at once held
+the ``x`` key 130 ms."""
 SLICE = 0.008
 """Seconds of indexing between two yields to the event loop."""
 BREATHE = 0.002
@@ -42,13 +46,16 @@ REFRESH = 0.25
 class Indexer:
     """Indexes one recording (:meth:`Timeline.indexing`) in the app's event loop."""
 
-    def __init__(self, app: CallscopeApp, timeline: Timeline) -> None:
+    def __init__(self, app: CallscopeApp, timeline: Timeline, *, rebuild: bool = False,
+                 total: int | None = None) -> None:
+        """``rebuild``: a cut or re-chunk (:data:`REBUILD_FIRST_STEPS` at once); ``total``: the
+        recording's size, when known."""
         self.app, self.timeline = app, timeline
         self.started = time.perf_counter()
         self.finished_after: float | None = None
         """Seconds from the start to the whole recording indexed."""
-        self.total = sum(len(data) for _, data in timeline.source)
-        timeline.index_more(FIRST_STEPS)
+        self.total = sum(len(data) for _, data in timeline.source) if total is None else total
+        timeline.index_more(min(REBUILD_FIRST_STEPS, FIRST_STEPS) if rebuild else FIRST_STEPS)
         gc.freeze()
 
     @property

@@ -154,6 +154,12 @@ def recorded_bytes(timeline: Timeline) -> int:
     return size
 
 
+def same_recording(timeline: Timeline, old: Timeline) -> None:
+    """``timeline`` is rebuilt from the bytes ``old`` shows (a cut, a re-chunk): its recording's
+    size is known, not summed again over every chunk (17 ms a 4 MB recording)."""
+    _RECORDED[timeline] = recorded_bytes(old)
+
+
 def _lead(live: list[safe.Part]) -> list[safe.Part]:
     """The live state at the start of a line: without its leading spaces, then a gap."""
     first = live[0]
