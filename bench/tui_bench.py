@@ -282,8 +282,139 @@ def rechunk_cost(target_bytes: int = 4_000_000, gap: float = 0.05,
     return asyncio.run(_rechunk_drive(target_bytes, gap, size))
 
 
-if __name__ == "__main__":
-    cost = rechunk_cost()
+# -- every kind of key, on a large session once indexed -----------------------------------------
+
+KEYS: dict[str, tuple[str, ...]] = {
+    "step": ("down", "up"), "frame step": ("right", "left"), "seek": ("end", "home"),
+    "search": ("/",), "filter": ("v",), "zoom": ("z",), "tab": ("tab",), "rechunk": ("c",),
+    "cut": ("x",),
+}
+"""What each kind presses. ``search`` is the search applied (the prompt's answer: every frame
+searched, the matches marked), ``cut`` the cut at the cursor's frame (``x``; ``X`` asks for an
+offset, then cuts the same way), ``rechunk`` the key until it is painted (the re-chunked session
+is then indexed in the background: :func:`rechunk_cost` times keys meanwhile)."""
+
+
+@dataclass
+class KeyCost:
+    kind: str
+    waits: list[float]
+    """Key (or action) sent to the last paint it caused, wall seconds, each press."""
+
+    @property
+    def p99(self) -> float:
+        return _p(self.waits, 0.99)
+
+    @property
+    def max(self) -> float:
+        return max(self.waits)
+
+
+async def _keys_drive(target_bytes: int, presses: int, size: tuple[int, int],
+                      seed: int) -> list[KeyCost]:
+    from callscope.core.session import open_input
+    from callscope.core.tools import ToolSet
+    from callscope.tui.app import CallscopeApp
+    from textual import events
+
+    from .extra import session_file
+
+    path, _ = session_file(target_bytes)
+    session = open_input(str(path))
+    header = session.header
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source=path.name,
+                       protocol=header.protocol, tools=ToolSet(list(header.tools or [])),
+                       end=session.end, header=header)
+    paints = _Paints()
+    paints.install()
+    paints.app = app
+    rng = random.Random(seed)
+    costs: list[KeyCost] = []
+    try:
+        async with app.run_test(size=size) as pilot:
+            while app.building:
+                await asyncio.sleep(0.05)
+            await paints.settled(0)
+
+            async def timed(move: Callable[[], None]) -> float:
+                since = len(paints.log)
+                t = time.perf_counter()
+                move()
+                return (await paints.settled(since))[0] - t
+
+            def key(name: str) -> Callable[[], None]:
+                def press() -> None:
+                    assert app._driver is not None
+                    app._driver.send_message(events.Key(name, None))
+                return press
+
+            for kind, names in KEYS.items():
+                waits: list[float] = []
+                for i in range(presses):
+                    if kind in ("step", "frame step", "cut"):  # somewhere else each time
+                        app.action_goto_step(rng.randrange(len(app.timeline)))
+                        await paints.settled(len(paints.log) - 1)
+                    if kind == "search":
+                        text = ("delta", "edit_file", "path", "zz-none")[i % 4]
+                        waits.append(await timed(lambda text=text: app._search(text)))  # type: ignore[misc]
+                        continue
+                    if kind == "filter" and not app.search_text:
+                        app._search("delta")
+                        await paints.settled(len(paints.log) - 1)
+                    waits.append(await timed(key(names[i % len(names)])))
+                    if kind == "rechunk":
+                        while app.building:  # (indexed before the next press)
+                            await asyncio.sleep(0.05)
+                        await paints.settled(len(paints.log) - 1)
+                    if kind == "cut":
+                        app.action_undo_cut()
+                        await paints.settled(len(paints.log) - 1)
+                if kind == "filter" and app.filtering:
+                    app.action_filter()
+                if kind == "zoom" and presses % 2:  # (unzoomed for the next kind)
+                    app.action_zoom()
+                costs.append(KeyCost(kind, waits))
+            await pilot.pause()
+    finally:
+        paints.uninstall()
+    return costs
+
+
+def key_costs(target_bytes: int = 4_000_000, presses: int = 30, size: tuple[int, int] = (200, 50),
+              seed: int = 3) -> list[KeyCost]:
+    """Open the session of ``target_bytes``, wait until indexed, press every kind of key
+    (:data:`KEYS`) ``presses`` times, each timed to its last paint (as :func:`tui_cost`)."""
+    return asyncio.run(_keys_drive(target_bytes, presses, size, seed))
+
+
+def _main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.tui_bench", description=(
+        "Keys on a large session: every kind of key once indexed (--keys), and keys while `c` "
+        "re-chunks it (--rechunk); both by default. Max and p99 per kind, wall clock."))
+    parser.add_argument("--keys", action="store_true", help="only every kind of key")
+    parser.add_argument("--rechunk", action="store_true", help="only keys while re-chunking")
+    parser.add_argument("--bytes", type=int, default=4_000_000, help="session size (file)")
+    parser.add_argument("--presses", type=int, default=30, help="presses per kind of key")
+    parser.add_argument("--size", default="200x50", help="terminal size, WxH")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.split("x"))
+    with open("/proc/loadavg") as load:
+        print("load average:", " ".join(load.read().split()[:3]))
+    if not args.rechunk:
+        print(f"- every kind of key, {args.presses} presses each, {args.bytes:,} B session "
+              f"indexed, {width}x{height}: key to its last paint")
+        for cost in key_costs(args.bytes, args.presses, (width, height)):
+            print(f"  {cost.kind:<11} p50 {_p(cost.waits, 0.5) * 1000:5.0f} ms  "
+                  f"p99 {cost.p99 * 1000:5.0f} ms  max {cost.max * 1000:5.0f} ms")
+    if not args.keys:
+        _rechunk_report(rechunk_cost(args.bytes, size=(width, height)))
+    with open("/proc/loadavg") as load:
+        print("load average:", " ".join(load.read().split()[:3]))
+
+
+def _rechunk_report(cost: RechunkCost) -> None:
     mb = 1024 * 1024
     print(f"- session: {cost.wire_bytes / mb:.1f} MB wire; `c` re-chunks it to "
           f"{cost.chunks:,} one-byte reads, indexed in {cost.indexed_after:.1f} s while keys "
@@ -294,3 +425,7 @@ if __name__ == "__main__":
     print("  slowest keys:", ", ".join(f"{w * 1000:.0f} ms" for w in sorted(cost.waits)[-6:]))
     print(f"- memory: {cost.rss_before / mb:.0f} MB resident before `c`, peak "
           f"{cost.peak_rss / mb:.0f} MB")
+
+
+if __name__ == "__main__":
+    _main()
