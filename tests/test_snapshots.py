@@ -227,15 +227,4 @@ class TestFeatures:
             shutil.copy(ROOT / "sessions" / name, tmp_path / pathlib.Path(name).name)
         (tmp_path / "broken.sse").write_bytes(b"\x00\x01 not a stream")
         monkeypatch.chdir(tmp_path)
-
-        async def listed(pilot: Pilot) -> None:
-            app = pilot.app
-            assert isinstance(app, FolderApp)
-            for _ in range(200):
-                await pilot.pause(0.05)
-                if app.read == len(app.paths):
-                    break
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-
-        assert snap_compare(FolderApp("."), terminal_size=SIZE, run_before=listed)
+        assert snap_compare(FolderApp("."), terminal_size=SIZE, run_before=self._listed)

@@ -33,15 +33,20 @@ def test_summaries_say_the_ending_and_the_verdicts(tmp_path) -> None:
     assert broken.error is not None and "binary data at byte 0" in broken.error
 
 
+async def all_read(app: FolderApp, pilot, count: int) -> DataTable:
+    """The list's table once its worker has read ``count`` sessions (or after 5 s)."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if app.read == count:
+            break
+    return app.list_screen.query_one(DataTable)
+
+
 async def test_the_list_opens_a_session_and_comes_back(tmp_path) -> None:
     root = folder(tmp_path)
     app = FolderApp(str(root))
     async with app.run_test(size=(160, 40)) as pilot:
-        table = app.list_screen.query_one(DataTable)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.read == 3:
-                break
+        table = await all_read(app, pilot, 3)
         assert app.read == 3 and len(table.rows) == 3  # notes.txt is not an input
         keys = [k.value for k in table.rows]
         assert keys == sorted(str(p) for p in (root / "broken.sse", root / "demo.jsonl",
@@ -68,11 +73,7 @@ async def test_every_column_fits_at_80_columns(tmp_path) -> None:
     shutil.copy(ROOT / "sessions/demo.jsonl", deep)
     app = FolderApp(str(root))
     async with app.run_test(size=(80, 24)) as pilot:
-        table = app.list_screen.query_one(DataTable)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.read == 4:
-                break
+        table = await all_read(app, pilot, 4)
         await pilot.pause()
         assert table.max_scroll_x == 0 and table.virtual_size.width <= table.size.width
         assert [c.label.plain for c in table.columns.values()] == [
