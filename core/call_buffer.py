@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .events import Anomaly, ArgumentPiece, TextOrigin
 from .fork import forked, shallow_copy
 from .fragments import Fragment, Fragments
-from .jsonprefix import Draft, JsonPrefixChecker
+from .jsonprefix import NOT_READ, Draft, JsonPrefixChecker
 
 __all__ = ["CallBuffer", "Fragment", "Fragments"]
 
@@ -52,6 +54,9 @@ class CallBuffer:
     length: int = 0
     """Characters of argument text so far (a field, not a property: read once per event)."""
     _checker: JsonPrefixChecker = field(default_factory=JsonPrefixChecker, repr=False)
+    _read: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
+    """A whole-object text and the draft checker's parse of it, held for the gate's strict parse
+    (:meth:`parsed`) until it takes it (one text parsed once, not twice)."""
 
     @property
     def text(self) -> str:
@@ -112,4 +117,21 @@ class CallBuffer:
         self.byte_length = len(text.encode("utf-8", "surrogatepass"))
         self._checker = JsonPrefixChecker()
         self.origin = origin
-        self.fragments.append(frame, 0, self.length, self._checker.feed_whole(text))
+        draft, value = self._checker.read_whole(text)
+        self._read = None if value is NOT_READ else (text, value)
+        self.fragments.append(frame, 0, self.length, draft)
+
+    def parsed(self) -> Any:
+        """orjson's reading of the whole text (raising :class:`orjson.JSONDecodeError` as it
+        does): the parse the draft checker made of this very text object, handed over once and
+        let go, or else made now."""
+        read, text = self._read, self.text
+        if read is not None:
+            self._read = None
+            if read[0] is text:  # (the same object: no fragment has changed the text since)
+                return read[1]
+        return orjson.loads(text)
+
+    def drop_read(self) -> None:
+        """Let go of the held parse (the turn holds one at a time: memory as before)."""
+        self._read = None

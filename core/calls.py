@@ -77,6 +77,9 @@ class TurnState:
     when it is (found by review: the gate never saw them)."""
     disputes: dict[str, Anomaly] = field(default_factory=dict)
     """The first disputing anomaly of each call not opened yet (not capped)."""
+    held_read: str | None = field(default=None, repr=False, compare=False)
+    """The call whose whole-object text's parse is held for the gate (:meth:`CallBuffer.
+    parsed`): the last one set, so a turn holds one parse beside the texts, as the gate does."""
     unreadable: Anomaly | None = None
     """The first anomaly whose declared effect is ``unreadable`` (not capped): the gate refuses
     every call of the turn."""
@@ -219,6 +222,10 @@ class TurnState:
                                          "a whole-object argument replaced a different one",
                                          call.key))
                 call.replace(event.frame, event.text, event.origin)
+                held = self.held_read
+                if held is not None and held != call.key and held in self.calls:
+                    self.calls[held].drop_read()
+                self.held_read = call.key
             case ArgumentPiece():
                 self._call_for(event.key, event.frame, found).pieces.append(event)
             case CallClosed():

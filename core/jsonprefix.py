@@ -56,6 +56,9 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrt')
 _LITERALS = ("true", "false", "null")
 
+NOT_READ: Any = object()
+"""What :meth:`JsonPrefixChecker.read_whole` returns for a text it walked rather than parsed."""
+
 MAX_DEPTH = 512
 """Nesting deeper than this is reported invalid (orjson itself stops at 1024)."""
 
@@ -161,26 +164,31 @@ class JsonPrefixChecker:
         return self.status
 
     def feed_whole(self, text: str) -> Draft:
+        return self.read_whole(text)[0]
+
+    def read_whole(self, text: str) -> tuple[Draft, Any]:
         """:meth:`feed` of a whole argument text to a fresh checker (a provider that sends
         argument objects: Gemini's are serialized whole, a megabyte at a time). An object or
         array that the gate's parser reads is complete, so its state is set at once: what
         walking it would leave (nothing open, only the end may follow, the offset past it and
         the deepest nesting), for what is read next. Anything else is walked, so the rules for
-        every other text stay in :meth:`feed`. tests/test_jsonprefix.py holds the two equal."""
+        every other text stay in :meth:`feed`. tests/test_jsonprefix.py holds the two equal.
+        (:meth:`read_whole` also returns the parse it made of such a text, for the gate, or
+        :data:`NOT_READ`.)"""
         if self._offset or self._seen_value or self._token is not None:
-            return self.feed(text)
+            return self.feed(text), NOT_READ
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
-            return self.feed(text)
+            return self.feed(text), NOT_READ
         depth = _nesting(value) if type(value) is dict or type(value) is list else 0
         if not 0 < depth <= MAX_DEPTH:  # (a scalar, or nested deeper than the checker allows)
-            return self.feed(text)
+            return self.feed(text), NOT_READ
         self._seen_value = True
         self._expect = _Expect.END
         self._offset = len(text)
         self.max_depth = depth
-        return Draft.COMPLETE
+        return Draft.COMPLETE, value
 
     # -- the machine -------------------------------------------------------------------------
 

@@ -57,3 +57,32 @@ def test_a_serialized_value_has_no_key_twice_and_a_repeated_key_is_found() -> No
     assert duplicate_key(text, orjson.loads(text)) is None
     twice = '{"a":1,"b":2,"a":1}'
     assert duplicate_key(twice, orjson.loads(twice)) == "a"
+
+
+@settings(max_examples=200, deadline=None)
+@given(_VALUES, st.text(st.sampled_from('{}[]",:1 a'), max_size=6))
+def test_the_held_parse_is_the_parse_of_the_text_the_gate_reads(value: Any, more: str) -> None:
+    """A whole-object text's parse, held from the draft checker for the gate, is what orjson
+    reads of the call's text now, also after a fragment changed the text, and is handed once."""
+    from callscope.core.call_buffer import CallBuffer
+
+    text = _spelled(value, "compact")
+    call = CallBuffer("call:0", 0)
+    call.replace(0, text, "serialized")
+    if more:
+        call.append(1, more)
+
+    def read() -> Any:
+        try:
+            return ("ok", orjson.loads(call.text))
+        except orjson.JSONDecodeError:
+            return ("refused",)
+
+    def held() -> Any:
+        try:
+            return ("ok", call.parsed())
+        except orjson.JSONDecodeError:
+            return ("refused",)
+
+    assert held() == read()
+    assert held() == read()  # (a second ask parses again)

@@ -23,7 +23,7 @@ def parse_arguments(call: CallBuffer, empty_means_object: bool) -> Parsed | None
     if not text.strip() and empty_means_object:
         return {}, "empty argument text means no arguments in this protocol"
     try:
-        value = orjson.loads(text)
+        value = call.parsed()
     except orjson.JSONDecodeError:
         return None
     return None if duplicate_key(text, value) is not None else (value, "")
