@@ -7,6 +7,7 @@ import pathlib
 
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
+from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frame_view import FrameDetailPane
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -173,3 +174,107 @@ def test_a_word_longer_than_the_pane_breaks_after_a_dot_not_mid_name() -> None:
         "response.function_call_arguments.") + 1].startswith("delta")
     assert rows == len(lines) and all(len(line) <= 33 for line in lines)
     assert " ".join(lines).replace(". delta", ".delta") == text
+
+
+def _block_heads(view, width: int) -> set[str]:
+    """The first row of each block of a RowsView, as drawn at ``width``."""
+    heads = set()
+    for block in view.blocks:
+        strips = block.render(width, view)
+        heads.add(strips[0].text.rstrip() if strips else "")
+    return heads
+
+
+async def test_the_decision_logs_top_row_is_never_a_cut_entry_at_80x24() -> None:
+    """At 80x24 the log under the summary is three or four rows; following its end put the
+    second row of an entry on top ("empty #7" without its "WAIT lookup_demo_value"), the
+    second half of the anomalies' heading, or a verdict's evidence without its verdict. Stepped
+    with the keys through Ollama's NDJSON sessions, the log's top row is always an entry's
+    first row."""
+    for name in ("truncated_mid_arguments", "provider_error", "single_call", "parallel_calls"):
+        session = open_input(str(ROOT / f"sessions/ollama-chat/{name}.jsonl"))
+        app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source=name)
+        async with app.run_test(size=(80, 24)) as pilot:
+            log = app.query_one(DecisionsPane).log_view
+            for _ in range(len(app.timeline)):
+                await pilot.press("down")
+                await pilot.pause()
+                region = log.content_region
+                screen = [strip.text for strip in app.screen._compositor.render_strips()]
+                top = screen[region.y][region.x:region.x + log.scrollable_content_region.width]
+                heads = _block_heads(log, log.scrollable_content_region.width)
+                assert top.rstrip() in heads, (name, app.cursor, top, screen[region.y:region.bottom])
+
+
+async def test_no_scroll_puts_a_cut_unit_on_top_at_any_size() -> None:
+    """The mechanism under every pane (RowsView): whatever scrolls it (its end followed, a block
+    shown, the user's page and line keys, a resize), the top row is a unit's first row (a
+    block's, or a logical line's in a LineWrapped block), unless the unit is taller than the
+    view; and following the end shows the last row."""
+    from callscope.tui.panes.rows import LineWrapped, RowsView, Wrapped
+    from textual.app import App
+    from textual.content import Content
+
+    words = "the quick brown fox jumps over the lazy dog again and again".split()
+
+    def blocks() -> list:
+        out: list = []
+        for i in range(40):
+            text = " ".join(words[: 2 + (i * 7) % 11]) * (1 + i % 3)
+            out.append(Wrapped(("w", i), lambda i=i, text=text: Content(f"{i:>3} {text}")))
+        lines = "\n".join(f"{'field':>8} " + " ".join(words[: 1 + j % 12]) for j in range(30))
+        out.insert(20, LineWrapped(("lw",), lambda: Content(lines)))
+        return out
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield RowsView(id="v")
+
+    def units(view: RowsView) -> list[tuple[int, int]]:
+        """(first row, row after) of every unit: a Wrapped block, a LineWrapped's lines."""
+        out = []
+        for i, block in enumerate(view.blocks):
+            base, end = view.block_top(i), view.block_top(i) + view.block_height(i)
+            tops = block._line_tops(view._width)[:-1] if isinstance(block, LineWrapped) else [0]
+            out += [(base + a, base + b) for a, b in
+                    zip(tops, [*tops[1:], end - base], strict=True)]
+        return out
+
+    def check(view: RowsView, where: str) -> None:
+        top, height = round(view.scroll_y), view.scrollable_content_region.height
+        unit = next(u for u in units(view) if u[0] <= top < u[1])
+        assert unit[0] == top or unit[1] - unit[0] > height, (where, top, unit)
+
+    for width, height in ((30, 6), (41, 9), (52, 5), (80, 13), (23, 4)):
+        app = One()
+        async with app.run_test(size=(width, height)) as pilot:
+            view = app.query_one(RowsView)
+            view.set_blocks(blocks())
+            await pilot.pause()
+            view.scroll_end(animate=False, immediate=True)
+            await pilot.pause()
+            check(view, "end")
+            assert round(view.scroll_y) + view.scrollable_content_region.height >= \
+                view.block_top(len(view.blocks) - 1) + view.block_height(len(view.blocks) - 1)
+            for _ in range(12):
+                view.scroll_page_up(animate=False)
+                await pilot.pause()
+                check(view, "page up")
+            for _ in range(9):
+                view.scroll_down(animate=False)
+                await pilot.pause()
+                check(view, "line down")
+            for _ in range(5):
+                view.scroll_page_down(animate=False)
+                await pilot.pause()
+                check(view, "page down")
+            for i in (3, 17, 20, 33, 5):
+                view.show_block(i)
+                await pilot.pause()
+                check(view, f"show {i}")
+            view.scroll_to_end()
+            for size in ((width + 9, height + 3), (width - 5, max(3, height - 2)), (width, height)):
+                await pilot.resize_terminal(*size)
+                await pilot.pause()
+                await pilot.pause()
+                check(view, f"resized to {size}")

@@ -249,7 +249,7 @@ class DecisionsPane(Vertical, can_focus=False):
         self.summary_view.set_blocks(summary_blocks(view, self.timeline))
         self._fit_summary()
         if self.log_view.set_blocks(log_blocks(view, self.timeline)):
-            self.log_view.scroll_end(animate=False, immediate=True)
+            self.log_view.scroll_to_end()  # (from an entry's first row: see RowsView.top_for)
 
     def on_resize(self) -> None:
         self._peaks, self._widths, self._end_measured = (0, 0), None, False  # (as a fresh pane)

@@ -53,6 +53,12 @@ class Block:
         """Row ``row`` alone (only called when :meth:`row_keys` is not None)."""
         return self.render(width, view)[row]
 
+    def tops(self, width: int) -> Sequence[int]:
+        """The rows (from 0, ascending) where a *unit* of the block starts: an entry, a heading
+        with its lines, a logical line. A view's top row is never inside a unit, except one
+        taller than the view (see :meth:`RowsView.top_for`). By default the block is one unit."""
+        return (0,)
+
 
 class Wrapped(Block):
     """Content word-wrapped to the width (as a Static wraps it), built only when measured or
@@ -146,6 +152,12 @@ class LineWrapped(Wrapped):
     def rows(self, width: int) -> int:
         return self._text_rows(width) + self.blank_after
 
+    def tops(self, width: int) -> Sequence[int]:
+        """Each logical line is a unit (a field, a heading, a JSON line, a raw line): a top
+        row is never a wrapped line's continuation."""
+        tops = self._line_tops(max(width, 1))
+        return tops[:-1] or (0,)
+
     def row_keys(self, width: int) -> Sequence[Hashable]:
         """A line that fits is keyed by what it shows (its text and spans), so a row equal to
         one drawn before (most of the frame detail's fields and JSON lines, from one frame to
@@ -201,8 +213,12 @@ class RowsView(PaneScroll, can_focus=False):
         self._starts: list[int] = [0]  # first row of each block, and the total at the end
         self._width = 0
         self._followed: int | None = None  # the block show_block keeps in view (these blocks)
+        self._follow_end = False  # scroll_to_end keeps the end in view (until the user scrolls)
+        self._end_top = 0  # the top row that shows the end (see _layout)
+        self._laid_height = 0  # the view's height at the last layout
         self._heights: dict[tuple[Hashable, int], int] = {}
         self._row_keys: dict[tuple[Hashable, int], Sequence[Hashable] | None] = {}
+        self._tops: dict[tuple[Hashable, int], Sequence[int]] = {}
         # (small caches: every cached row is a Strip with seven caches of its own, which the
         # garbage collector walks on each full collection)
         self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(64)
@@ -243,6 +259,7 @@ class RowsView(PaneScroll, can_focus=False):
         """Forget what was drawn and measured (a new timeline is shown)."""
         self._heights.clear()
         self._row_keys.clear()
+        self._tops.clear()
         self._cache.clear()
         self._paint.clear()
         if self._stuck:
@@ -262,11 +279,16 @@ class RowsView(PaneScroll, can_focus=False):
             total += self._height(block, width)
             starts.append(total)
         self._starts = starts
-        if self.sticky_scrollbar and not self._stuck \
-                and total > self.scrollable_content_region.height > 0:
+        height = self._laid_height = self.scrollable_content_region.height
+        if self.sticky_scrollbar and not self._stuck and total > height > 0:
             self._stuck, self._stuck_height = True, self.size.height
             self.styles.overflow_y = "scroll"
-        set_virtual_size(self, Size(width, total))
+        # The end is shown from a unit's first row (see top_for): when the last rows that fit
+        # start inside a unit, the view ends with blank rows, for which the virtual size has
+        # room, so scrolling to the end (the user's or scroll_to_end) lands on that row.
+        self._end_top = end = self._top_showing_end(total, height)
+        set_virtual_size(self, Size(width, max(total, end + height) if total > height > 0
+                                    else total))
 
     @property
     def width_without_bar(self) -> int:
@@ -321,8 +343,9 @@ class RowsView(PaneScroll, can_focus=False):
             self._stuck = False
             self.styles.overflow_y = "auto"
             self._relayout()
-        elif self.width_cells != self._width:
-            self._relayout()
+        elif self.width_cells != self._width or (
+                self._width and self.scrollable_content_region.height != self._laid_height):
+            self._relayout()  # (the units a top may cut, and the end's top, are the height's)
 
     def watch_show_vertical_scrollbar(self) -> None:
         # The scrollbar came or went: the width of the rows changed.
@@ -338,16 +361,19 @@ class RowsView(PaneScroll, can_focus=False):
         in view: at another width the blocks above it have other heights (the scrollbar that
         first comes on a move makes the rows narrower after the move has scrolled, which left
         the block it scrolled to a row or three out of view)."""
-        followed = self._followed  # (the new size may clamp the scroll: not the user's doing)
-        self._layout()
-        if followed is not None and followed < len(self.blocks):
+        followed, end = self._followed, self._follow_end
+        with self.own_scroll():  # (the new size may clamp the scroll: not the user's doing)
+            self._layout()
+        if end:
+            self.scroll_to_end()
+        elif followed is not None and followed < len(self.blocks):
             self.show_block(followed)
         self.refresh()
 
     def user_scrolled(self, top: int) -> None:
         # A re-layout leaves the view where the user put it instead of going back to the block
         # the last move showed.
-        self._followed = None
+        self._followed, self._follow_end = None, False
 
     # -- geometry ------------------------------------------------------------------------------
 
@@ -365,14 +391,104 @@ class RowsView(PaneScroll, can_focus=False):
     def show_block(self, i: int) -> None:
         """Scroll so block ``i`` is in view (its top, when it is taller than the view), and
         keep it there when the rows are laid out again at another width (until new blocks)."""
-        self._followed = i
+        self._followed, self._follow_end = i, False
         top, bottom = self._starts[i], self._starts[i + 1]
         y, height = round(self.scroll_y), self.scrollable_content_region.height
         if top >= y and bottom <= y + height:
             return
-        target = top if bottom - top >= height or top < y else bottom - height
+        # Its bottom in view: from the first unit whose rows down to it fit (never from inside
+        # one, which may be a heading: the block fits, so its own first row is such a unit).
+        target = top if bottom - top >= height or top < y else self._next_top(bottom - height)
         with self.own_scroll():
             self.scroll_to(y=max(0, target), animate=False, immediate=True)
+
+    def scroll_to_end(self) -> None:
+        """Show the last rows, from a unit's first row (see :meth:`top_for`), and keep the end
+        in view when the rows are laid out again at another size (until the user scrolls or
+        another block is shown)."""
+        self._followed, self._follow_end = None, True
+        with self.own_scroll():
+            self.scroll_to(y=self._end_top, animate=False, immediate=True)
+
+    # -- where the top row may be --------------------------------------------------------------
+    #
+    # The view's top row is a unit's first row (a block's, or a row a block's tops() names): a
+    # heading, an entry or a wrapped line shown from its middle said half of itself ("last)",
+    # the second row of "1 anomaly so far (newest last)", under the summary at 80x24). Only a
+    # unit taller than the view may be shown from any of its rows (else its middle is never
+    # seen). Every scroll is put on such a row (validate_scroll_y), the user's too, in the
+    # direction it went; the end is the first such row from which the last rows fit.
+
+    def _block_tops(self, i: int) -> Sequence[int]:
+        hk = (self._keys[i], self._width)
+        tops = self._tops.get(hk)
+        if tops is None:
+            if len(self._tops) > 256:
+                self._tops.clear()
+            tops = self._tops[hk] = self.blocks[i].tops(self._width) or (0,)
+        return tops
+
+    def unit_at(self, row: int) -> tuple[int, int] | None:
+        """(first row, row after the last) of the unit row ``row`` is in, or None outside the
+        rows."""
+        i = self.block_at(row)
+        if i is None or i >= len(self.blocks):
+            return None
+        base, end = self._starts[i], self._starts[i + 1]
+        tops = self._block_tops(i)
+        j = bisect_right(tops, row - base) - 1
+        start = base + tops[max(j, 0)]
+        return start, (base + tops[j + 1] if j + 1 < len(tops) else end)
+
+    def _allowed(self, row: int, height: int) -> tuple[int, int] | None:
+        """The unit of ``row`` when the top may not be there (None: it may)."""
+        unit = self.unit_at(row)
+        if unit is None or unit[0] == row or unit[1] - unit[0] > height:
+            return None
+        return unit
+
+    def _next_top(self, row: int) -> int:
+        """The first row from ``row`` on that may be the top."""
+        unit = self._allowed(row, self.scrollable_content_region.height)
+        return row if unit is None else unit[1]
+
+    def _top_showing_end(self, total: int, height: int) -> int:
+        """The top row that shows the end: the last rows that fit, from the first unit whose
+        rows down to the end fit; a last unit taller than the view from its first row."""
+        row = total - height
+        if row <= 0 or height <= 0:
+            return 0
+        unit = self.unit_at(row)
+        if unit is None or unit[0] == row:
+            return row
+        return unit[1] if unit[1] < total else unit[0]
+
+    def top_for(self, value: float, current: float) -> int:
+        """Where the top row goes for a scroll to ``value`` from ``current``: ``value`` when a
+        top may be there, else a unit's first row: scrolling down, the last one past
+        ``current`` (a page never skips rows), or the next one (a line's scroll moves a unit);
+        up, the same mirrored; still (a layout moved the rows), the unit's own."""
+        height = self.scrollable_content_region.height
+        limit = self.max_scroll_y
+        row, now = max(0, min(round(value), limit)), round(current)
+        unit = self._allowed(row, height) if self._width else None
+        if unit is None:
+            return row
+        first, after = unit
+        if row > now:
+            return first if first > now else min(after, limit)
+        if row < now:
+            return after if after < now else first
+        return first
+
+    def validate_scroll_y(self, value: float) -> float:
+        value = super().validate_scroll_y(value)
+        if self.app.animator.is_being_animated(self, "scroll_y"):
+            return value  # (on its way to a target already put on a unit's first row)
+        return self.top_for(value, self.scroll_y)
+
+    def validate_scroll_target_y(self, value: float) -> float:
+        return self.top_for(super().validate_scroll_target_y(value), self.scroll_y)
 
     # -- rendering -----------------------------------------------------------------------------
 
