@@ -96,7 +96,7 @@ async def test_an_ndjson_line_cut_sizes_the_column_for_what_it_shows() -> None:
 def test_an_invoke_chunk_is_listed_by_the_event_it_carries() -> None:
     """Every InvokeModel frame is a ``chunk``: its row names the Anthropic event inside,
     the engine's frame is left as it is."""
-    from callscope.tui.panes.event_name import invoke_event
+    from callscope.core.providers.bedrock_invoke import carried_event
     from callscope.tui.panes.frame_row import event_width, kind_of, short_event
 
     tl = timeline("bedrock-invoke/single_call.jsonl")
@@ -108,8 +108,11 @@ def test_an_invoke_chunk_is_listed_by_the_event_it_carries() -> None:
     assert event_width(tl.frames, 0, "bedrock-invoke") == 24  # (the widest, at most)
     assert short_event("chunk.content_block_delta", 24) == "c.content_block_delta"
     assert short_event("chunk.content_block_delta", 10) == "c.c…_delta"
-    assert invoke_event('{"bytes":"not base64!"}') is None and invoke_event("[1]") is None
-    assert invoke_event('{"bytes":"eyJ4IjoxfQ=="}') is None  # ({"x":1}: no type)
+    chunk = next(f for f in tl.frames if f.dispatch)  # (a payload that cannot be read: its own)
+    for data in ('{"bytes":"not base64!"}', "[1]", '{"bytes":"eyJ4IjoxfQ=="}'):  # ({"x":1})
+        assert carried_event(chunk._replace(data=data)) is None
+        assert kind_of(chunk._replace(data=data), "aws-eventstream", "bedrock-invoke") == "chunk"
+    assert kind_of(chunk, "aws-eventstream", "bedrock-invoke") == f"chunk.{carried_event(chunk)}"
 
 
 async def test_invoke_rows_show_the_inner_event_at_80x24_and_200x50() -> None:
@@ -131,3 +134,15 @@ async def test_invoke_rows_show_the_inner_event_at_80x24_and_200x50() -> None:
         rows = [pane._frame_strips(i)[0].text for i in range(len(app.timeline.frames))]
         assert any(" c.content_block_delta " in row for row in rows), rows
         assert any(" chunk.message_start " in row for row in rows), rows
+
+
+def test_the_row_names_what_the_readers_unwrap_says(monkeypatch) -> None:
+    """One unwrap: the row's name is bedrock_invoke.carried_event's (the reader's own), which
+    the display filter's ``event`` also reads; the list decodes no payload of its own."""
+    from callscope.tui.panes import event_name
+    from callscope.tui.panes.frame_row import kind_of
+
+    tl = timeline("bedrock-invoke/single_call.jsonl")
+    chunk = next(f for f in tl.frames if f.dispatch)
+    monkeypatch.setattr(event_name, "carried_event", lambda frame: "probe")
+    assert kind_of(chunk, "aws-eventstream", "bedrock-invoke") == "chunk.probe"

@@ -99,8 +99,7 @@ def kind_of(frame: Frame, framing: str = "sse", protocol: str | None = None) -> 
     ``message``; an InvokeModel chunk names the event it carries: :mod:`.event_name`), or why
     it dispatched nothing."""
     if frame.dispatch:
-        return "line" if framing == "ndjson" else inner_name(frame.event_type, frame.data,
-                                                               protocol)
+        return "line" if framing == "ndjson" else inner_name(frame, protocol)
     return ("comment" if frame.comments and not frame.data else
             "unterminated" if not frame.terminated else "no dispatch")
 
