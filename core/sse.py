@@ -322,7 +322,7 @@ class SSEDecoder:
                 after = head + (2 if buf[head:head + 2] == b"\r\n" else 1)
                 frames.append(self._block(head, after, terminated=True))
                 continue
-            match = _LINE_END.search(buf, self._scan)
+            match = _blank_line(buf, self._scan)
             if match is None or match.start() >= self._max_block:
                 # Resume after the bytes already scanned, keeping trailing line-end bytes
                 # that may pair with the next chunk (h11's receive buffer does the same).
@@ -441,6 +441,24 @@ _NO_FIELDS = _Fields(None, (), (), None)
 _new = tuple.__new__
 """Builds a :class:`Frame` on the fast path without the named tuple's generated ``__new__`` (a
 Python lambda around this call; every field is given, defaults included): half the cost."""
+
+
+def _blank_line(buf: bytes | bytearray, scan: int) -> re.Match[bytes] | None:
+    """``_LINE_END.search(buf, scan)``, tried only where a match can start (a CR or an LF):
+    a regex search tries every byte of a long line, ``bytes.find`` skips to the next line end
+    at C speed (a 1 MB CRLF line: 0.5 ms instead of 5). Each line-end byte is found once."""
+    find = buf.find
+    cr, lf = find(b"\r", scan), find(b"\n", scan)
+    while cr >= 0 or lf >= 0:
+        at = lf if cr < 0 else cr if lf < 0 else min(cr, lf)
+        match = _LINE_END.match(buf, at)
+        if match is not None:
+            return match
+        if at == cr:
+            cr = find(b"\r", at + 1)
+        else:
+            lf = find(b"\n", at + 1)
+    return None
 
 
 def _common_shape(text: str) -> tuple[tuple[str, ...], str | None, str] | None:

@@ -189,30 +189,31 @@ def test_dispatched_events_match_the_reference_algorithm(
 
 
 class CountingLineEnd:
-    """Stands in for sse._LINE_END: delegates to the real regex and counts scanned bytes.
+    """Stands in for sse._blank_line (the block-end search): delegates to the real one and
+    counts the bytes each search may scan (from where it starts to the buffer's end).
 
     With a budget it fails as soon as the count exceeds it, so a quadratic regression fails
     in a fraction of a second instead of hanging the suite for hours.
     """
 
-    def __init__(self, real: re.Pattern[bytes]) -> None:
+    def __init__(self, real: Callable[[bytes | bytearray, int], re.Match[bytes] | None]) -> None:
         self.real = real
         self.scanned = 0
         self.calls = 0
         self.budget: int | None = None
 
-    def search(self, buf: bytes | bytearray, pos: int = 0) -> re.Match[bytes] | None:
+    def __call__(self, buf: bytes | bytearray, pos: int = 0) -> re.Match[bytes] | None:
         self.calls += 1
         self.scanned += len(buf) - pos
         if self.budget is not None and self.scanned > self.budget:
             raise AssertionError(f"line-end search scanned {self.scanned} > {self.budget} bytes")
-        return self.real.search(buf, pos)
+        return self.real(buf, pos)
 
 
 @pytest.fixture
 def counter(monkeypatch: pytest.MonkeyPatch) -> CountingLineEnd:
-    counting = CountingLineEnd(sse._LINE_END)
-    monkeypatch.setattr(sse, "_LINE_END", counting)
+    counting = CountingLineEnd(sse._blank_line)
+    monkeypatch.setattr(sse, "_blank_line", counting)
     return counting
 
 
@@ -226,7 +227,7 @@ def feed_bytewise(stream: bytes) -> list[Frame]:
 
 
 def test_counter_sees_the_decoder_searches(counter: CountingLineEnd) -> None:
-    # Guards the instrument: if the decoder stopped using _LINE_END the bounds below would
+    # Guards the instrument: if the decoder stopped using _blank_line the bounds below would
     # pass vacuously. (An LF-only stream takes the bytes.find fast path from its first byte, so
     # the general path's searches are seen on CRLF.)
     frames = feed_chunks([b"data: abc\r\n", b"\r\n"])
@@ -307,3 +308,15 @@ def test_a_chunk_fed_in_pieces_gives_the_frames_of_the_whole_chunk(
             frames += decoder.feed_more(chunk[i:i + piece])
     frames += decoder.close()
     assert frames == feed_chunks(chunks)
+
+
+@given(st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"data: x", b":"]), max_size=40)
+       .map(b"".join), st.integers(0, 60), st.booleans())
+@PROPERTY_SETTINGS
+def test_the_blank_line_search_is_the_regex_search(data: bytes, scan: int, mutable: bool) -> None:
+    """The decoder looks for a block's end with bytes.find before the regex: the same match
+    (start and end) as the regex searching every byte, from any position, in bytes or a
+    bytearray (the decoder's buffer)."""
+    buf = bytearray(data) if mutable else data
+    found, reference = sse._blank_line(buf, scan), sse._LINE_END.search(buf, scan)
+    assert (found.span() if found else None) == (reference.span() if reference else None)
