@@ -278,3 +278,27 @@ async def test_no_scroll_puts_a_cut_unit_on_top_at_any_size() -> None:
                 await pilot.pause()
                 await pilot.pause()
                 check(view, f"resized to {size}")
+
+
+def test_a_wrapped_field_value_hangs_under_its_first_column() -> None:
+    """In the frame detail a ``label value`` line wider than the pane wrapped to column 0,
+    under the label; its rows hang under the value's first column, counted as drawn, and stay
+    plain text. A label too long for its column (no field) wraps at the edge."""
+    from callscope.tui.panes.frame_view import field_indent
+    from callscope.tui.panes.rows import LineWrapped
+    from textual.content import Content
+
+    line = "     chunks 2–7; boundaries inside at 89, 111, 204, 216, 244, 301, 377 [b]x[/b]"
+    text = line + "\n" + "x" * 50 + " " + "y" * 20
+    block = LineWrapped(("t",), lambda: Content(text), hang=field_indent)
+    rows = [piece.plain for piece in block.lines(30)]
+    assert rows[0] == "     chunks 2–7; boundaries"
+    value_rows = rows[1:rows.index("x" * 30)]
+    assert value_rows and all(r.startswith(" " * 12) and r[12] != " " for r in value_rows), rows
+    assert " ".join(r.strip() for r in rows[:len(value_rows) + 1]) == line.strip()
+    assert "[b]x[/b]" in "".join(rows)  # (no markup)
+    assert block.rows(30) == len(rows) and all(len(r) <= 30 for r in rows)
+    assert field_indent('  "bytes": "eyJ0eXBlIjoibWVzc2FnZV9zdGFydCJ9"') == 0  # (JSON)
+    assert field_indent("data: {\"type\": \"x\"}") == 0 and field_indent(line) == 12
+    narrow = LineWrapped(("n",), lambda: Content(line), hang=field_indent)
+    assert narrow.lines(20)[1].plain[0] != " "  # (12 of 20 cells: no room to hang)

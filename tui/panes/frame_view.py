@@ -9,6 +9,8 @@ drawn, once per frame (see :class:`.rows.Wrapped`).
 
 from __future__ import annotations
 
+import re
+
 from textual.content import Content
 
 from ...core.aws_eventstream import describe
@@ -18,6 +20,19 @@ from ..screens import frame_detail
 from .frame_text import FrameText, timed
 from .rawbytes import line_spans
 from .rows import LineWrapped, RowsView, Wrapped
+
+LABEL = 11
+"""A field's label is right-aligned in this many cells, then a space, then its value."""
+_LABEL = re.compile(r" *[A-Za-z][\w -]*")
+
+
+def field_indent(plain: str) -> int:
+    """The value's column in a field line (``{label:>11} value``: 12), else 0: wrapped, the
+    value's rows hang under its first column, not under the label."""
+    if len(plain) > LABEL + 1 and plain[LABEL] == " " and plain[LABEL + 1] != " " \
+            and _LABEL.fullmatch(plain[:LABEL]):
+        return LABEL + 1
+    return 0
 
 
 class FrameDetailPane(RowsView):
@@ -65,7 +80,7 @@ class FrameDetailPane(RowsView):
         self.index = index
         key = ("frame", *shown)
         self.border_title = "frame detail" if index is None else f"frame #{index}"
-        if self.set_blocks([LineWrapped(key, self._content)]):
+        if self.set_blocks([LineWrapped(key, self._content, hang=field_indent)]):
             self.show_block(0)
             with self.own_scroll():
                 self.scroll_to(y=0, animate=False, immediate=True)

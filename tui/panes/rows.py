@@ -104,8 +104,12 @@ class LineWrapped(Wrapped):
     line that fits the width is one row as it is, and only the longer ones are wrapped (each
     with its own soft breaks)."""
 
-    def __init__(self, key: Hashable, build: Callable[[], Content], blank_after: int = 0) -> None:
+    def __init__(self, key: Hashable, build: Callable[[], Content], blank_after: int = 0,
+                 hang: Callable[[str], int] | None = None) -> None:
         super().__init__(key, build, blank_after)
+        self._hang = hang
+        """The cells a line's wrapped rows hang under (a ``key value`` line: the value's first
+        column), from its plain text; 0: none."""
         self._split: list[Content] | None = None
         self._pieces: dict[tuple[int, int], list[Content]] = {}  # (line, width): its rows
         self._tops: dict[int, list[int]] = {}  # width: the first row of each line, and the total
@@ -120,10 +124,26 @@ class LineWrapped(Wrapped):
         pieces = self._pieces.get((j, width))
         if pieces is None:
             line = self._logical()[j]
-            pieces = [line] if self._fits(line, width) else soft_breaks(line, width).wrap(
-                max(width, 1))
+            indent = 0 if self._fits(line, width) else self._indent(line, width)
+            if self._fits(line, width):
+                pieces = [line]
+            elif indent:  # (the value wrapped at what is left, its rows under its start)
+                rest = line[indent:]
+                wrapped = soft_breaks(rest, width - indent).wrap(width - indent) or [Content("")]
+                pad = Content(" " * indent)
+                pieces = [line[:indent] + wrapped[0], *(pad + piece for piece in wrapped[1:])]
+            else:
+                pieces = soft_breaks(line, width).wrap(max(width, 1))
             self._pieces[j, width] = pieces
         return pieces
+
+    def _indent(self, line: Content, width: int) -> int:
+        """The hanging indent of ``line`` at ``width``: the value's column, when the value keeps
+        at least half the width; else none (a key that long: its rows start at the edge)."""
+        if self._hang is None or "\t" in line.plain:
+            return 0
+        indent = self._hang(line.plain)
+        return indent if 0 < indent <= width // 2 and line.cell_length > indent else 0
 
     @staticmethod
     def _fits(line: Content, width: int) -> bool:
@@ -136,7 +156,12 @@ class LineWrapped(Wrapped):
             for line in self._logical():
                 tops.append(total)
                 # (counted, not wrapped: only the lines on screen are)
-                total += 1 if self._fits(line, width) else soft_wrap_rows(line, width)
+                if self._fits(line, width):
+                    total += 1
+                elif indent := self._indent(line, width):
+                    total += max(1, soft_wrap_rows(line[indent:], width - indent))
+                else:
+                    total += soft_wrap_rows(line, width)
             tops.append(total)
             self._tops[width] = tops
         return tops
