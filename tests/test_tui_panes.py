@@ -302,3 +302,18 @@ def test_a_wrapped_field_value_hangs_under_its_first_column() -> None:
     assert field_indent("data: {\"type\": \"x\"}") == 0 and field_indent(line) == 12
     narrow = LineWrapped(("n",), lambda: Content(line), hang=field_indent)
     assert narrow.lines(20)[1].plain[0] != " "  # (12 of 20 cells: no room to hang)
+
+
+async def test_the_call_details_wrapped_values_hang_under_their_first_column() -> None:
+    """C: a field wider than the window (the rule's statement, the lenient contrast) wrapped
+    to column 0; its rows hang under the value (13 cells in), as plain text."""
+    from callscope.tui.call_detail import CallDetailText
+
+    app = demo()
+    async with app.run_test(size=(60, 24)) as pilot:
+        await pilot.press("end", "C")
+        await pilot.pause()
+        rows = app.screen.query_one(CallDetailText).content.plain.split("\n")
+        rule = next(i for i, row in enumerate(rows) if row.startswith("        rule "))
+        assert rows[rule + 1].startswith(" " * 13) and rows[rule + 1][13] != " ", rows
+        assert all(len(row) <= app.screen.query_one(CallDetailText).size.width for row in rows)

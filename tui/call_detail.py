@@ -3,12 +3,15 @@ draft, the gate's decision with the lenient contrast, and the call's anomalies."
 
 from __future__ import annotations
 
+from functools import partial
+
 import jiter
 import orjson
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -16,6 +19,11 @@ from ..core.gate.rules import RULE_STATEMENTS
 from ..core.jsonprefix import Draft
 from ..core.lanes import CallView
 from . import safe
+from .panes.frame_view import field_indent
+from .panes.rows import LineWrapped
+
+LABEL = 12
+"""A field's label is right-aligned in this many cells, then a space, then its value."""
 
 
 def _pretty(value: object) -> str:
@@ -43,7 +51,7 @@ def call_detail(call: CallView) -> Content:
     parts: list[safe.Part] = []
 
     def row(label: str, value: object) -> None:
-        parts.extend([(f"{label:>12} ", "$text-muted"), safe.content(str(value)), "\n"])
+        parts.extend([(f"{label:>{LABEL}} ", "$text-muted"), safe.content(str(value)), "\n"])
 
     for label, value in (("key", call.key), ("name", call.name or "—"), ("id", call.id or "—"),
                          ("call_id", call.call_id or "—"), ("kind", call.kind),
@@ -89,6 +97,25 @@ def call_detail(call: CallView) -> Content:
     return Content.assemble(*parts)
 
 
+class CallDetailText(Static):
+    """The call's detail wrapped at its width by the panes' wrapping, a field's value hanging
+    under its first column (:func:`.panes.frame_view.field_indent`); stream text stays text."""
+
+    DEFAULT_CSS = "CallDetailText { width: 1fr; }"
+
+    def __init__(self, content: Content) -> None:
+        super().__init__(content)
+        self._block = LineWrapped(("call-detail",), lambda: content,
+                                  hang=partial(field_indent, label=LABEL))
+        self._width = 0
+
+    def on_resize(self, event: Resize) -> None:
+        width = event.size.width
+        if width and width != self._width:
+            self._width = width
+            self.update(Content("\n").join(self._block.lines(width)))
+
+
 class CallDetailScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter,q,C", "dismiss", "Close")]
 
@@ -99,4 +126,4 @@ class CallDetailScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail", classes="modal-body") as body:
             body.border_title = safe.plain(f"call {self.call.key}")
-            yield Static(call_detail(self.call))
+            yield CallDetailText(call_detail(self.call))

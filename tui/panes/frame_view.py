@@ -26,12 +26,12 @@ LABEL = 11
 _LABEL = re.compile(r" *[A-Za-z][\w -]*")
 
 
-def field_indent(plain: str) -> int:
+def field_indent(plain: str, label: int = LABEL) -> int:
     """The value's column in a field line (``{label:>11} value``: 12), else 0: wrapped, the
     value's rows hang under its first column, not under the label."""
-    if len(plain) > LABEL + 1 and plain[LABEL] == " " and plain[LABEL + 1] != " " \
-            and _LABEL.fullmatch(plain[:LABEL]):
-        return LABEL + 1
+    if len(plain) > label + 1 and plain[label] == " " and plain[label + 1] != " " \
+            and _LABEL.fullmatch(plain[:label]):
+        return label + 1
     return 0
 
 
