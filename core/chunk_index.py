@@ -1,10 +1,13 @@
-"""A timeline's network chunks as columns, and its step list with the chunk steps left implicit.
+"""A timeline's network chunks as columns, and its step list with the chunk and frame steps left
+implicit.
 
 A stream re-chunked a byte per read (``bytes:1``) has a chunk step per byte: kept as objects
 (a named tuple and its integers, and an entry in four lists) each cost about 250 bytes, so a
 3 MB stream took 0.8 GB. Here a chunk is four machine words in typed arrays (start, end, arrival
 time, step number), and the step list holds ``None`` where a chunk step is: a
 :class:`~.engine.ChunkStep` is made again, equal to the one the engine made, when asked for.
+A frame step is held the same way, as a mark: its frame is in the frame columns
+(:mod:`.frame_columns`), and the :class:`~.engine.FrameStep` is made again when asked for.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
-from .engine import ChunkStep, Step
+from .engine import ChunkStep, FrameStep, Step
+from .frame import Frame
 
 NO_TIME = -math.inf
 """A chunk without an arrival time, in the times column (a float array cannot hold None)."""
@@ -72,20 +76,28 @@ class ChunkColumns(Sequence[ChunkStep]):
 
 
 class StepList(Sequence[Step]):
-    """A timeline's steps in order; its chunk steps are those of :class:`ChunkColumns`."""
+    """A timeline's steps in order; its chunk steps are those of :class:`ChunkColumns`, and with
+    ``frames`` (the frames, and the step number of each) its frame steps are those frames'."""
 
-    __slots__ = ("_chunks", "_items", "add_object")
+    __slots__ = ("_chunks", "_frame_steps", "_frames", "_items", "add_object")
 
-    def __init__(self, chunks: ChunkColumns) -> None:
+    def __init__(self, chunks: ChunkColumns,
+                 frames: tuple[Sequence[Frame], Sequence[int]] | None = None) -> None:
         self._items: list[Step | None] = []  # None: a chunk step (see the chunk columns)
         self._chunks = chunks
+        self._frames, self._frame_steps = frames if frames is not None else ((), ())
         self.add_object: Callable[[Step], None] = self._items.append
-        """Add a step that is not a chunk step (the indexer's loop calls this per step)."""
+        """Add a step that is neither a chunk nor a frame step (the indexer's loop calls this
+        per step)."""
 
     def add_chunk(self, step: ChunkStep, k: int) -> None:
         """Add chunk step ``step``, step number ``k`` (the next one), to the chunk columns."""
         self._chunks.append(step, k)
         self._items.append(None)
+
+    def add_frame(self) -> None:
+        """Add the step of the frame last added to the frames (the caller adds both)."""
+        self._items.append(_FRAME)
 
     def append(self, step: Step) -> None:
         """Add a step (a chunk step goes into the chunk columns)."""
@@ -106,24 +118,31 @@ class StepList(Sequence[Step]):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         item = self._items[k]
-        if item is not None:
+        if item is not None and item is not _FRAME:
             return item
         if k < 0:
             k += len(self._items)
+        if item is _FRAME:
+            return FrameStep(self._frames[bisect_left(self._frame_steps, k)])
         return self._chunks[bisect_left(self._chunks.steps, k)]
 
     def __iter__(self) -> Iterator[Step]:
         chunk = 0
+        frames = iter(self._frames)
         for item in self._items:
             if item is None:
                 yield self._chunks[chunk]
                 chunk += 1
+            elif item is _FRAME:
+                yield FrameStep(next(frames))
             else:
                 yield item
 
     def not_chunks(self) -> Iterator[Step]:
         """Every step that is not a chunk step, in order (no chunk step is made)."""
-        return (item for item in self._items if item is not None)
+        frames = iter(self._frames)
+        return (FrameStep(next(frames)) if item is _FRAME else item
+                for item in self._items if item is not None)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -132,3 +151,6 @@ class StepList(Sequence[Step]):
 
     __hash__ = None  # type: ignore[assignment]  # (mutable, as a list)
 
+
+_FRAME = FrameStep(None)  # type: ignore[arg-type]
+"""The mark of a frame step in a step list's items (its frame is in the frame columns)."""

@@ -34,7 +34,6 @@ from typing import TypeVar
 from .calls import TurnState
 from .engine import CallPipeline, Engine, Step
 from .events import ProviderError, StopReported, TurnEnded, UsageReported
-from .frame import Frame
 from .lanes import Prefix, last_le
 from .replay import Chunking, TimedBytes, replay
 from .session_model import StreamEnd
@@ -169,7 +168,8 @@ class Timeline(TimelineIndex):
 
     def data(self) -> bytes:
         """The stream's bytes as this timeline saw them (cut included)."""
-        return b"".join(frame.raw for frame in self.frames)
+        frames = self.frames
+        return b"".join(frames.raw(i) for i in range(len(frames)))
 
     def step_for_frame(self, i: int) -> int:
         """The step at which frame ``i`` has been fully applied (the end of its group)."""
@@ -181,7 +181,7 @@ class Timeline(TimelineIndex):
         """The index of the frame holding byte ``offset`` (frames cover the whole stream)."""
         if not self.frames:
             return None
-        i = bisect_right(_Starts(self.frames), offset) - 1
+        i = bisect_right(self.frames.starts, offset) - 1
         return min(max(i, 0), len(self.frames) - 1)
 
     def step_for_offset(self, offset: int) -> int:
@@ -193,8 +193,11 @@ class Timeline(TimelineIndex):
 
     def frame_times(self, i: int) -> tuple[float | None, float | None]:
         """(arrival of the frame's first byte, arrival of its last byte), since the stream began."""
-        frame, t0 = self.frames[i], self.t0
-        first, last = self.chunk_time(frame.first_chunk), self.chunk_time(frame.last_chunk)
+        frames, t0 = self.frames, self.t0
+        if i < 0:
+            i += len(frames)
+        first = self.chunk_time(frames.first_chunks[i])
+        last = self.chunk_time(frames.last_chunks[i])
         if t0 is None:
             return None, None
         return (None if first is None else first - t0), (None if last is None else last - t0)
@@ -270,22 +273,6 @@ class Timeline(TimelineIndex):
             errors=tuple(self._facts(ProviderError, k)),
             usage=merged, text=text,
         )
-
-
-class _Starts(Sequence[int]):
-    """Frame start offsets as a sequence, for bisection without building a list."""
-
-    def __init__(self, frames: list[Frame]) -> None:
-        self._frames = frames
-
-    def __len__(self) -> int:
-        return len(self._frames)
-
-    def __getitem__(self, i):  # type: ignore[no-untyped-def]
-        return self._frames[i].start
-
-    def __iter__(self) -> Iterator[int]:
-        return (f.start for f in self._frames)
 
 
 class _GroupEnds(Sequence[int]):

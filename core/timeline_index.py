@@ -36,7 +36,7 @@ from .events import (
     TurnEnded,
     UsageReported,
 )
-from .frame import Frame
+from .frame_columns import FrameColumns
 from .jsonprefix import Draft
 from .lanes import CallIndex
 from .timeline_view import KINDS, Kind
@@ -45,13 +45,18 @@ from .timeline_view import KINDS, Kind
 class TimelineIndex:
     """Every step of one stream so far, and the indexes a view of any of them is cut from."""
 
+    LAZY_FRAMES = True
+    """Frames kept as columns, made when asked (see :class:`.FrameColumns`); False keeps every
+    frame as the engine made it (the reference of the differential test)."""
+
     def __init__(self) -> None:
         # A chunk step per byte is common (``bytes:1``): chunks are columns of machine words,
-        # not objects (see chunk_index.py), and so are the step numbers bisected.
+        # not objects (see chunk_index.py), and so are the step numbers bisected. A frame per
+        # SSE event is too: frames are columns over one buffer of their bytes (frame_columns.py).
         self.chunks = ChunkColumns()
-        self.steps = StepList(self.chunks)
-        self.frames: list[Frame] = []
-        self.frame_steps: list[int] = []
+        self.frames = FrameColumns(lazy=self.LAZY_FRAMES)
+        self.frame_steps: array[int] = array("q")
+        self.steps = StepList(self.chunks, (self.frames, self.frame_steps))
         self.chunk_steps: array[int] = self.chunks.steps
         self.bounds: array[int] = array("q")  # frame and chunk step indices, in order
         self.by_kind: dict[Kind, list[int]] = {kind: [] for kind in KINDS}
@@ -86,11 +91,14 @@ class TimelineIndex:
         ``isinstance`` per case, per step)."""
         k = len(self.steps)
         add, add_chunk, bounds = self.steps.add_object, self.steps.add_chunk, self.bounds.append
+        add_frame, frames, frame_steps = self.steps.add_frame, self.frames, self.frame_steps
         decisions = self.by_kind["decision"]
         for step in steps:
             kind = type(step)
             if kind is ChunkStep:
                 add_chunk(step, k)  # type: ignore[arg-type]
+            elif kind is FrameStep:
+                add_frame()
             else:
                 add(step)
             if kind is CallStep:
@@ -100,8 +108,8 @@ class TimelineIndex:
                 if self.t0 is None:  # times are shown relative to the first timed chunk
                     self.t0 = step.t  # type: ignore[union-attr]
             elif kind is FrameStep:
-                self.frames.append(step.frame)  # type: ignore[union-attr,arg-type]
-                self.frame_steps.append(k)
+                frames.append(step.frame)  # type: ignore[union-attr,arg-type]
+                frame_steps.append(k)
                 bounds(k)
             elif kind is WaitStep:
                 assert isinstance(step, WaitStep)
