@@ -88,7 +88,7 @@ class RebuildActions(AppMixin):
         async def index() -> None:
             assert self.indexer is not None
             await self.indexer.run()
-            if self.timeline is timeline:
+            if self.timeline is timeline and self.is_running:  # (closing: the panes are gone)
                 self._show_cut(timeline, offset)
 
         self.run_worker(index(), name="index", exclusive=True)
@@ -154,7 +154,8 @@ class RebuildActions(AppMixin):
         async def index() -> None:
             assert self.indexer is not None
             await self.indexer.run()
-            if self.timeline is timeline:  # (where the user moved meanwhile, if they did)
+            # (where the user moved meanwhile, if they did; closing: the panes are gone)
+            if self.timeline is timeline and self.is_running:
                 here = timeline.view(self.cursor).frame if self.cursor else None
                 self._show_rechunked(timeline, here.index if here is not None else frame, before)
 
