@@ -144,6 +144,11 @@ class StepList(Sequence[Step]):
         return (FrameStep(next(frames)) if item is _FRAME else item
                 for item in self._items if item is not None)
 
+    def objects(self) -> Iterator[Step]:
+        """Every step kept as an object (neither a chunk step nor a frame step), in order:
+        what reads only the call events, decisions and waits, with no frame made."""
+        return (item for item in self._items if item is not None and item is not _FRAME)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
             return NotImplemented

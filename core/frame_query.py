@@ -62,12 +62,16 @@ class FrameFacts:
 def frame_facts(steps: Iterable[Step], frames: Sequence[Frame]) -> FrameFacts:
     facts = FrameFacts(frames=frames)
     n = len(frames)
-    facts.events = [event_name(f) for f in frames]
-    if any(f.headers and f.event == "chunk" for f in frames):  # (an InvokeModel stream)
+    # One pass over the frames: a timeline's are made on demand (core/frame_columns.py).
+    chunks: list[tuple[int, Frame]] = []  # an InvokeModel stream's chunks
+    for i, f in enumerate(frames):
+        facts.events.append(event_name(f))
+        if f.headers and f.event == "chunk":
+            chunks.append((i, f))
+    if chunks:
         from .providers.bedrock_invoke import carried_event
 
-        facts.carried = {i: name for i, f in enumerate(frames)
-                         if f.headers and f.event == "chunk" and (name := carried_event(f))}
+        facts.carried = {i: name for i, f in chunks if (name := carried_event(f))}
     facts.calls = [set() for _ in range(n)]
     facts.tools = [set() for _ in range(n)]
     facts.anomalies = [set() for _ in range(n)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pathlib
 
 from callscope.core.chunk_index import ChunkColumns, StepList
-from callscope.core.engine import ChunkStep, Engine
+from callscope.core.engine import ChunkStep, Engine, FrameStep
 from callscope.core.replay import Chunking, replay
 from callscope.core.session import open_input
 from callscope.core.timeline import Timeline
@@ -30,6 +30,9 @@ def test_every_step_reads_back_as_the_engine_made_it() -> None:
     assert timeline.chunks[2:5] == chunk_steps[2:5]
     assert list(timeline.chunk_steps) == [k for k, s in enumerate(made) if isinstance(s, ChunkStep)]
     assert list(steps.not_chunks()) == [s for s in made if not isinstance(s, ChunkStep)]
+    objects = [s for s in made if not isinstance(s, (ChunkStep, FrameStep))]
+    assert list(steps.objects()) == objects and objects and len(objects) < len(made) - len(
+        chunk_steps)  # (the demo has frame steps, which objects() leaves out)
     assert not timeline.chunks.one_time() and timeline.chunks.time(0) == chunk_steps[0].t
 
 

@@ -51,12 +51,12 @@ class SearchActions(AppMixin):
             except frame_query.FilterError as exc:
                 self.notify(f"Filter: {exc}", severity="error", markup=False, timeout=5)
                 return
-            facts = frame_query.frame_facts(timeline.steps.not_chunks(), timeline.frames)
+            facts = frame_query.frame_facts(timeline.steps.objects(), timeline.frames)
             found = [i for i in frame_query.matching(facts, predicate) if i >= first]
         else:
             needle = text.lower().encode("utf-8", "surrogatepass")
             rebuilt = frame_query.text_frames(timeline.state.calls.values(),
-                                                 timeline.steps.not_chunks(), text)
+                                                 timeline.steps.objects(), text)
             found = [f.index for f in timeline.frames[first:]
                      if f.event == text or needle in f.raw.lower() or f.index in rebuilt]
         self.search_text = text

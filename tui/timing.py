@@ -50,7 +50,7 @@ def timing_lines(timeline: Timeline, width: int = 60) -> list[str]:
     gaps = [(b[0] - a[0], a[2]) for a, b in zip(reads, reads[1:], strict=False)
             if a[0] is not None and b[0] is not None]
     longest, where = max(gaps, default=(0.0, 0))
-    first_call = next((s.event.frame for s in timeline.steps.not_chunks()
+    first_call = next((s.event.frame for s in timeline.steps.objects()
                        if isinstance(s, CallStep) and isinstance(s.event, CALL_CHANGES)
                        and s.event.frame is not None), None)
     waits = [done - first for i in range(len(timeline.frames))
