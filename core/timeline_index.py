@@ -97,9 +97,7 @@ class TimelineIndex:
             kind = type(step)
             if kind is ChunkStep:
                 add_chunk(step, k)  # type: ignore[arg-type]
-            elif kind is FrameStep:
-                add_frame()
-            else:
+            elif kind is not FrameStep:  # (a frame step's mark comes after its frame, below)
                 add(step)
             if kind is CallStep:
                 self._call_step(k, step)  # type: ignore[arg-type]
@@ -109,6 +107,7 @@ class TimelineIndex:
                     self.t0 = step.t  # type: ignore[union-attr]
             elif kind is FrameStep:
                 frames.append(step.frame)  # type: ignore[union-attr,arg-type]
+                add_frame()  # (its mark reads the frame just added)
                 frame_steps.append(k)
                 bounds(k)
             elif kind is WaitStep:
