@@ -33,10 +33,6 @@ from .providers.base import ProtocolReader
 from .sse import SSEDecoder
 from .tools import ToolSet
 
-_NO_HOT_FRAME = ProtocolReader.hot_fragment
-"""A reader that keeps this has no hot frame (every frame is read whole): its payloads are
-not parsed for a question whose answer is always no (a generateContent frame is a megabyte)."""
-
 # Steps are named tuples, not frozen dataclasses: the engine makes several per SSE event, and a
 # frozen dataclass's __init__ (one object.__setattr__ per field) costs more than the event's JSON.
 
@@ -173,7 +169,7 @@ class CallPipeline:
         data = frame.data
         if (reader is not None and data[:1] == "{" and frame.dispatch and not frame.overflow
                 and self.state.halted is None and reader.quiet()
-                and type(reader).hot_fragment is not _NO_HOT_FRAME):
+                and reader.has_hot_frame):
             try:
                 payload = orjson.loads(data)
             except orjson.JSONDecodeError:

@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from .providers.base import ProtocolReader
-
 if TYPE_CHECKING:
     from .engine import CallPipeline
 
@@ -31,9 +29,6 @@ _EVENT = b"event: "
 _OPEN = 0x7B  # "{"
 _LF = 0x0A
 
-_UNSEEN = ProtocolReader()
-"""No pipeline's reader: what :class:`HotPath` has seen before it sees one."""
-
 MAX_NAMES = 64
 """Event names remembered decoded (a stream uses a handful; a hostile one cannot grow it)."""
 
@@ -41,13 +36,10 @@ MAX_NAMES = 64
 class HotPath:
     """One stream's hot path: the ``take`` of :meth:`~.sse.SSEDecoder.feed_hot`."""
 
-    __slots__ = ("pipeline", "_names", "_last", "_reader")
+    __slots__ = ("pipeline", "_names", "_last")
 
     def __init__(self, pipeline: CallPipeline) -> None:
         self.pipeline = pipeline
-        self._reader: ProtocolReader = _UNSEEN
-        """The pipeline's reader, once seen to have a hot frame (a reader that keeps the base
-        class's answer, always no, has none: its payloads are not parsed here)."""
         self._names: dict[bytes, str] = {}
         self._last: tuple[bytes, str | None] = (b"\n", None)
         """The last event name read, raw and decoded (a stream repeats one name for a run);
@@ -58,12 +50,7 @@ class HotPath:
         it is an argument fragment the reader calls hot; False leaves it to the reference."""
         pipeline = self.pipeline
         reader = pipeline.reader
-        if reader is not self._reader:
-            if reader is None or type(reader).hot_fragment is ProtocolReader.hot_fragment:
-                return False
-            self._reader = reader
-        reader = self._reader
-        if pipeline.state.halted is not None \
+        if reader is None or not reader.has_hot_frame or pipeline.state.halted is not None \
                 or reader.done_frame is not None or reader.ended:  # (reader.quiet(), inline)
             return False
         if data.startswith(_DATA, start):

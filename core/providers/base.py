@@ -93,6 +93,14 @@ class ProtocolReader:
     empty_arguments_mean_empty_object: ClassVar[bool] = False
     """Whether this protocol documents empty argument text as "no arguments" (Anthropic's
     tool without input sends one empty ``partial_json``). Otherwise empty text is invalid JSON."""
+    has_hot_frame: ClassVar[bool] = False
+    """Whether :meth:`hot_fragment` can say yes: a reader that keeps the base class's (always
+    no) has none, and its payloads are not parsed to ask (a generateContent frame can be a
+    megabyte). Derived from the class, never declared."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.has_hot_frame = cls.hot_fragment is not ProtocolReader.hot_fragment
 
     def __init__(self) -> None:
         self.ended = False
