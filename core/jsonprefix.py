@@ -163,9 +163,6 @@ class JsonPrefixChecker:
         self._offset += len(text)
         return self.status
 
-    def feed_whole(self, text: str) -> Draft:
-        return self.read_whole(text)[0]
-
     def read_whole(self, text: str) -> tuple[Draft, Any]:
         """:meth:`feed` of a whole argument text to a fresh checker (a provider that sends
         argument objects: Gemini's are serialized whole, a megabyte at a time). An object or
@@ -173,8 +170,8 @@ class JsonPrefixChecker:
         walking it would leave (nothing open, only the end may follow, the offset past it and
         the deepest nesting), for what is read next. Anything else is walked, so the rules for
         every other text stay in :meth:`feed`. tests/test_jsonprefix.py holds the two equal.
-        (:meth:`read_whole` also returns the parse it made of such a text, for the gate, or
-        :data:`NOT_READ`.)"""
+        Returns the draft and the parse made of such a text (the gate takes it), or
+        :data:`NOT_READ`."""
         if self._offset or self._seen_value or self._token is not None:
             return self.feed(text), NOT_READ
         try:

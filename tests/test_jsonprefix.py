@@ -149,7 +149,7 @@ def test_a_malformed_number_or_literal_is_reported_where_it_starts():
             assert fed(text, cuts).error.offset == offset, (text, cuts)
 
 
-# -- feed_whole: the shortcut for a whole argument text, held equal to feed --------------------
+# -- read_whole: the shortcut for a whole argument text, held equal to feed --------------------
 
 def _behaviour(checker: JsonPrefixChecker, then: list[str]) -> list[object]:
     """What a checker says now and after each later fragment: the state that matters to the
@@ -183,15 +183,15 @@ WHOLE_TEXTS = st.one_of(
 
 @settings(max_examples=400, deadline=None)
 @given(WHOLE_TEXTS, st.lists(st.sampled_from(["", " ", "}", "]", ",", '"a"', "1", "x"]), max_size=3))
-def test_feed_whole_leaves_what_feed_leaves(text, then):
+def test_read_whole_leaves_what_feed_leaves(text, then):
     whole, walked = JsonPrefixChecker(), JsonPrefixChecker()
-    assert whole.feed_whole(text) is walked.feed(text)
+    assert whole.read_whole(text)[0] is walked.feed(text)
     assert _behaviour(whole, then) == _behaviour(walked, then)
 
 
-def test_feed_whole_on_a_checker_that_has_text_already_walks_it():
+def test_read_whole_on_a_checker_that_has_text_already_walks_it():
     whole, walked = JsonPrefixChecker(), JsonPrefixChecker()
     whole.feed("  ")
     walked.feed("  ")
-    assert whole.feed_whole('{"a": [1]}') is walked.feed('{"a": [1]}') is Draft.COMPLETE
+    assert whole.read_whole('{"a": [1]}')[0] is walked.feed('{"a": [1]}') is Draft.COMPLETE
     assert _behaviour(whole, ["x"]) == _behaviour(walked, ["x"])
