@@ -4,7 +4,7 @@ The timeline's index (a million objects) is frozen (``gc.freeze``, see indexer.p
 rows the panes and Textual keep cached (strips, each with seven small caches of its own, their
 segments and styles) are 100-150 thousand tracked objects, and a full collection walks them
 all: 60-140 ms on the benchmark machine, about once a second while keys are held, each one
-landing inside some move (most of the move p99 before this module).
+landing inside some move, where it would be most of the move's p99.
 
 Young collections (generations 0 and 1) stay as they are: they are what frees the short-lived
 cycles. Only the *full* collection is moved: while the app runs, CPython starts one after
