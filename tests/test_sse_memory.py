@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from callscope.core import sse
+from callscope.core import sse_fast as sse
 from callscope.core.sse import SSEDecoder
 
 
