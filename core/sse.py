@@ -78,32 +78,39 @@ class SSEDecoder(FastPath):
         to ``take`` as its span in the bytes, before any :class:`Frame` is made; a block
         ``take`` reads counts as a frame and is never made one. Every other frame goes to
         ``deliver``, all in stream order."""
-        self.feed_hot_each((chunk,), take, deliver, more=more)
+        if self._plain and _CR not in chunk:
+            if not more:
+                self._chunk_starts.append(self._received)
+            self._received += len(chunk)
+            buf = self._buf
+            buf += chunk
+            if _LF in chunk:
+                self._drain_lf(take, deliver)
+            elif len(buf) > self._max_block:
+                deliver(self._overflow())
+            return
+        for frame in self.feed_more(chunk) if more else self.feed(chunk):
+            deliver(frame)
 
     def feed_hot_each(self, reads: Iterable[bytes], take: Take,
                       deliver: Callable[[Frame], None], *, more: bool = False) -> int:
         """:meth:`feed_hot` each read in turn (with ``more``, the first one continues the
-        chunk fed last), without a Python call per read while the fast path holds (``check``
-        replays every session a byte per read); returns how many reads it fed."""
-        count = 0
-        append = self._chunk_starts.append
-        for chunk in reads:
-            count += 1
-            if self._plain and _CR not in chunk:
-                if not more:
-                    append(self._received)
-                self._received += len(chunk)
-                buf = self._buf
-                buf += chunk
-                if _LF in chunk:
-                    self._drain_lf(take, deliver)
-                elif len(buf) > self._max_block:
-                    deliver(self._overflow())
-            else:
-                for frame in self.feed_more(chunk) if more else self.feed(chunk):
-                    deliver(frame)
-            more = False
-        return count
+        chunk fed last); while the fast path holds, the reads go through one loop
+        (:meth:`~.sse_fast.FastPath._plain_run`), not a call each (``check`` replays every
+        session a byte per read). Returns how many reads it fed."""
+        reads = iter(reads)
+        before = self._chunk_base + len(self._chunk_starts)  # (a chunk start per read but one)
+        if more:
+            first = next(reads, None)
+            if first is None:
+                return 0
+            self.feed_hot(first, take, deliver, more=True)
+            before -= 1  # (it continued the last chunk: no start of its own)
+        while True:
+            chunk = self._plain_run(reads, take, deliver) if self._plain else next(reads, None)
+            if chunk is None:
+                return self._chunk_base + len(self._chunk_starts) - before
+            self.feed_hot(chunk, take, deliver)
 
     def feed_more(self, piece: bytes) -> list[Frame]:
         """More bytes of the chunk fed last, as if they had come with it (same chunk number).

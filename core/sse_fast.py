@@ -11,7 +11,7 @@ produces the same frames, which the property tests check chunking by chunking.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .frame import Frame
 from .sse_fields import NO_FIELDS, big_shape, common_shape
@@ -37,6 +37,39 @@ Python lambda around this call; every field is given, defaults included): half t
 
 class FastPath(DecoderState):
     """The fast path of :class:`~.sse.SSEDecoder` (no CR in the buffer, no BOM pending)."""
+
+    def _plain_run(self, reads: Iterator[bytes], take: Take,
+                   deliver: Callable[[Frame], None]) -> bytes | None:
+        """Feed reads from ``reads`` while the fast path holds: each is its own read (its start
+        kept, its bytes buffered, its line ends drained as they come), with the decoder's
+        counters in locals. Returns the first read the fast path cannot take (one holding a
+        CR, or any read once a block overflowed), None when ``reads`` ran out."""
+        buf = self._buf
+        append = self._chunk_starts.append
+        max_block = self._max_block
+        received = self._received
+        # On the fast path the buffer is the stream from the pending block's start to the last
+        # byte received: it outgrows the limit when ``received`` passes ``limit``.
+        limit = self._block_start + max_block
+        for chunk in reads:
+            if 13 in chunk:  # (a CR: the general path's)
+                self._received = received
+                return chunk
+            append(received)
+            received += len(chunk)
+            buf += chunk
+            if 10 in chunk:  # (an LF: a block may have ended)
+                self._received = received
+                self._drain_lf(take, deliver)
+                if not self._plain:
+                    return next(reads, None)
+                limit = self._block_start + max_block
+            elif received > limit:
+                self._received = received
+                deliver(self._overflow())
+                return next(reads, None)
+        self._received = received
+        return None
 
     def _drain_lf(self, take: Take | None = None,
                   deliver: Callable[[Frame], None] | None = None) -> list[Frame]:

@@ -1,0 +1,82 @@
+"""SSEDecoder.feed_hot_each (the reads of a run in one loop, the decoder's counters in locals:
+sse_fast.FastPath._plain_run) against the per-read path, SSEDecoder.feed_hot once per read:
+the same frames with their chunk numbers, the same blocks offered to the hot path's take (and
+the same frames when it reads them), the same counts, the same state left for close."""
+
+from __future__ import annotations
+
+import zlib
+
+from callscope.core.frame import Frame
+from callscope.core.sse import SSEDecoder
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_sse_properties import TOKENS, chunked
+
+LF_TOKENS = [t for t in TOKENS if b"\r" not in t] + [b'data: {"a": 1}', b"event: e\ndata: {}"]
+lf_streams = st.lists(st.sampled_from(LF_TOKENS), max_size=60).map(b"".join)
+any_streams = st.lists(st.one_of(st.sampled_from(TOKENS), st.binary(max_size=3)),
+                       max_size=60).map(b"".join)
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[list[bytes], int, bool, int]:
+    stream = draw(st.one_of(lf_streams, any_streams))
+    if draw(st.booleans()):  # a byte per read, as check feeds it
+        reads = [stream[i:i + 1] for i in range(len(stream))]
+    else:
+        reads = chunked(stream, draw(st.lists(st.integers(0, len(stream)), max_size=20)))
+    limit = draw(st.sampled_from([1, 4, 12, 40, 1 << 20]))
+    return reads, limit, draw(st.booleans()), draw(st.integers(0, 3))
+
+
+class Recorder:
+    """take (reading a block when its CRC says so, a fixed choice per block) and deliver."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.seen: list[tuple[str, object]] = []
+
+    def take(self, data: bytes, start: int, end: int, index: int) -> bool:
+        block = data[start:end]
+        taken = self.every > 0 and zlib.crc32(block) % (self.every + 1) == 0
+        self.seen.append(("take", (block, index, taken)))
+        return taken
+
+    def deliver(self, frame: Frame) -> None:
+        self.seen.append(("frame", frame))
+
+
+def _state(decoder: SSEDecoder) -> tuple[object, ...]:
+    return (decoder.bytes_received, decoder.frames_emitted, decoder.pending,
+            decoder._chunk_base, decoder._chunk_starts.tolist(), decoder._plain,
+            decoder._overflowed, decoder.close())
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_feed_hot_each_is_feed_hot_per_read(case: tuple[list[bytes], int, bool, int]) -> None:
+    reads, limit, more, every = case
+    head, rest = reads[:2], reads[2:]  # (a run after the first reads, as push_reads feeds it)
+    one, each = SSEDecoder(limit), SSEDecoder(limit)
+    by_read, in_run = Recorder(every), Recorder(every)
+    for chunk in head:
+        one.feed_hot(chunk, by_read.take, by_read.deliver)
+        each.feed_hot(chunk, in_run.take, in_run.deliver)
+    for n, chunk in enumerate(rest):
+        one.feed_hot(chunk, by_read.take, by_read.deliver, more=more and n == 0)
+    fed = each.feed_hot_each(rest, in_run.take, in_run.deliver, more=more)
+    assert fed == len(rest)
+    assert in_run.seen == by_read.seen
+    assert _state(each) == _state(one)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(LF_TOKENS), max_size=40).map(b"".join), st.booleans())
+def test_feed_hot_each_of_nothing_changes_nothing(stream: bytes, more: bool) -> None:
+    one, each = SSEDecoder(), SSEDecoder()
+    sink = Recorder(1)
+    one.feed_hot(stream, sink.take, sink.deliver)
+    each.feed_hot(stream, sink.take, sink.deliver)
+    assert each.feed_hot_each([], sink.take, sink.deliver, more=more) == 0
+    assert _state(each) == _state(one)
