@@ -22,12 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .check_reads import check_reads
 from .engine import CallPipeline, Engine
 from .frame import Frame
 from .framing import decode_all, framing_of
 from .harness import Decision
 from .limits import DEFAULT_LIMITS, Limits
-from .replay import Chunking, TimedBytes, reads
+from .replay import Chunking, TimedBytes
 from .tools import ToolSet
 
 Outcome = dict[str, tuple[str, str | None, Any]]  # call -> (action, reason, arguments)
@@ -70,7 +71,7 @@ def _replay_outcome(chunks: Sequence[TimedBytes], chunking: Chunking, protocol: 
     """The decisions of a fresh engine fed these chunks (the steps themselves are not needed:
     every decision the engine takes is kept in its pipeline)."""
     engine = Engine(protocol, tools, limits, contrast=False)  # only the gate's decisions count
-    engine.push_reads(reads(chunks, chunking, cut_at))
+    engine.push_reads(check_reads(chunks, chunking, cut_at))
     engine.close()
     return _outcome(engine.pipeline.decisions)
 
