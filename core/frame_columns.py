@@ -17,6 +17,7 @@ blank line, a cut tail, an overflow, a binary or NDJSON framing) is kept as it c
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -88,8 +89,8 @@ class FrameColumns(_Frames):
     :class:`Frame` equal to the one the decoder made. With ``lazy=False`` every frame is kept as
     it came (the reference the differential test compares with)."""
 
-    __slots__ = ("_at", "_buf", "_cache", "_ids", "_kept", "first_chunks", "last_chunks", "lazy",
-                 "ends", "starts")
+    __slots__ = ("_buf", "_cache", "_ids", "_kept", "_kept_order", "_offsets", "first_chunks",
+                 "last_chunks", "lazy", "ends", "starts")
 
     def __init__(self, *, lazy: bool = True) -> None:
         self.lazy = lazy
@@ -97,15 +98,19 @@ class FrameColumns(_Frames):
         self.ends: array[int] = array("q")
         self.first_chunks: array[int] = array("q")
         self.last_chunks: array[int] = array("q")
-        self._at: array[int] = array("q")
-        """Where the frame's bytes start in the buffer; -1 for a frame kept as it came."""
+        self._offsets: array[int] = array("q")
+        """Where the frame's bytes start in the buffer (never decreasing: a frame kept as it came
+        has none there, and its offset is the next frame's), so a byte of the buffer belongs to
+        the last frame whose offset is at or before it (:meth:`find_lower`)."""
         self._ids: list[str] = []  # the last event id in force (the decoder's one string, shared)
         self._buf = bytearray()
         self._kept: dict[int, Frame] = {}
+        self._kept_order: array[int] = array("q")
+        """The indexes of the frames kept as they came, in order."""
         self._cache: dict[int, Frame] = {}
 
     def append(self, frame: Frame) -> None:
-        i = len(self._at)
+        i = len(self._offsets)
         start, end, raw = frame.start, frame.end, frame.raw
         self.starts.append(start)
         self.ends.append(end)
@@ -116,44 +121,82 @@ class FrameColumns(_Frames):
                 and (raw[-2:] == b"\n\n" and _CR not in raw or raw[-4:] == b"\r\n\r\n")
                 and _remade(i, start, end, raw, frame.first_chunk, frame.last_chunk,
                             frame.last_event_id) == frame):
-            self._at.append(len(self._buf))
+            self._offsets.append(len(self._buf))
             self._buf += raw
         else:
-            self._at.append(-1)
+            self._offsets.append(len(self._buf))
             self._kept[i] = frame
+            self._kept_order.append(i)
+
+    def is_kept(self, i: int) -> bool:
+        """Whether frame ``i`` is kept as it came (not made again from the buffer)."""
+        return i in self._kept
 
     def raw(self, i: int) -> bytes:
         """Frame ``i``'s bytes (no frame made)."""
         if i < 0:
-            i += len(self._at)
-        at = self._at[i]
-        if at < 0:
-            return self._kept[i].raw
+            i += len(self._offsets)
+        kept = self._kept.get(i)
+        if kept is not None:
+            return kept.raw
+        at = self._offsets[i]
         return bytes(self._buf[at:at + self.ends[i] - self.starts[i]])
+
+    def find_lower(self, needle: bytes, first: int, stop: int) -> list[int]:
+        """The frames from ``first`` to ``stop`` (excluded) whose bytes, ASCII letters made lower
+        case (``bytes.lower``), hold ``needle``: in order, no frame made (the buffer's part of
+        those frames is searched at once, each occurrence placed by its offset, one that runs
+        over a frame's end not counted)."""
+        offsets, starts, ends = self._offsets, self.starts, self.ends
+        n = len(offsets)
+        stop = min(stop, n)
+        if first >= stop:
+            return []
+        if not needle:
+            return list(range(first, stop))
+        lo = offsets[first]
+        region = self._buf[lo:offsets[stop] if stop < n else len(self._buf)].lower()
+        found: list[int] = []
+        size, at = len(needle), region.find(needle)
+        while at >= 0:
+            i = bisect_right(offsets, lo + at, first, stop) - 1  # (a kept frame has no bytes here)
+            frame_end = offsets[i] + ends[i] - starts[i] - lo
+            if at + size <= frame_end:
+                found.append(i)
+                at = region.find(needle, frame_end)
+            else:
+                at = region.find(needle, at + 1)
+        kept = [i for i in self.kept_in(first, stop) if needle in self._kept[i].raw.lower()]
+        return sorted(found + kept) if kept and found else found or kept
+
+    def kept_in(self, first: int, stop: int) -> Sequence[int]:
+        """The frames from ``first`` to ``stop`` (excluded) kept as they came, in order."""
+        order = self._kept_order
+        return order[bisect_left(order, first):bisect_left(order, stop)]
 
     def _made(self, first: int, stop: int | None = None) -> Iterator[Frame]:
         """Frames ``first`` to ``stop`` (excluded; by default to the last, frames added meanwhile
         included, as a list's iterator does), each made (a search reads every frame: the
         columns are looked up once, not once per frame)."""
-        at_, kept, buf, starts, ends = self._at, self._kept, self._buf, self.starts, self.ends
+        offsets, kept, buf, starts, ends = self._offsets, self._kept, self._buf, self.starts, self.ends
         firsts, lasts, ids, remade = self.first_chunks, self.last_chunks, self._ids, _remade
         i = first - 1
         while True:
             i += 1
-            if i >= (len(at_) if stop is None else stop):
+            if i >= (len(offsets) if stop is None else stop):
                 return
-            at = at_[i]
-            if at < 0:
-                yield kept[i]
+            came = kept.get(i)
+            if came is not None:
+                yield came
                 continue
-            start, end = starts[i], ends[i]
+            at, start, end = offsets[i], starts[i], ends[i]
             frame = remade(i, start, end, bytes(buf[at:at + end - start]), firsts[i], lasts[i],
                            ids[i])
             assert frame is not None  # (it was checked when added)
             yield frame
 
     def _indexes(self) -> range:
-        return range(len(self._at))
+        return range(len(self._offsets))
 
     def _columns(self) -> FrameColumns:
         return self
@@ -176,19 +219,19 @@ class FrameColumns(_Frames):
 class _Slice(_Frames):
     """Frames of a :class:`FrameColumns` at the indexes of a range, each made when read."""
 
-    __slots__ = ("_at", "_frames")
+    __slots__ = ("_frames", "_range")
 
-    def __init__(self, frames: FrameColumns, at: range) -> None:
-        self._frames, self._at = frames, at
+    def __init__(self, frames: FrameColumns, indexes: range) -> None:
+        self._frames, self._range = frames, indexes
 
     def _indexes(self) -> range:
-        return self._at
+        return self._range
 
     def _columns(self) -> FrameColumns:
         return self._frames
 
     def __iter__(self) -> Iterator[Frame]:
-        at = self._at
-        if at.step == 1:
-            return self._frames._made(at.start, at.stop)
-        return (self._frames._one(i) for i in at)
+        indexes = self._range
+        if indexes.step == 1:
+            return self._frames._made(indexes.start, indexes.stop)
+        return (self._frames._one(i) for i in indexes)

@@ -25,7 +25,7 @@ arguments or the assistant's text, even when the text spans fragments of several
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .call_buffer import CallBuffer
@@ -33,6 +33,7 @@ from .engine import CallStep, FrameStep, Step
 from .errors import CallscopeError
 from .events import CALL_CHANGES, Anomaly, CallIdentified, CallOpened, TextAppended
 from .frame import Frame, event_name
+from .frame_columns import FrameColumns
 
 FIELDS = ("frame", "event", "call", "tool", "anomaly", "text", "bytes")
 _OPS = ("!=", "<=", ">=", "=", "~", "<", ">")
@@ -46,60 +47,106 @@ class FilterError(CallscopeError):
 
 @dataclass
 class FrameFacts:
-    """What each frame carries, by frame number (built once per timeline)."""
+    """What the frames carry, by frame number: what the steps say of every frame (read once, by
+    :func:`add_steps`), and the event names of the frames being matched (:func:`add_events`,
+    a batch at a time: a name may take a frame made again and its payload read)."""
 
-    events: list[str] = field(default_factory=list)
-    calls: list[set[str]] = field(default_factory=list)
-    """Per frame: the call numbers (1-based) and keys it touched."""
-    tools: list[set[str]] = field(default_factory=list)
-    anomalies: list[set[str]] = field(default_factory=list)
-    frames: Sequence[Frame] = ()
+    frames: Sequence[Frame]
+    count: int
+    """The frames the facts are of (the first ``count``; a live timeline grows meanwhile)."""
+    starts: Sequence[int]
+    ends: Sequence[int]
+    raw: Callable[[int], bytes]
+    """A frame's bytes (read from the frame columns, no frame made)."""
+    events: dict[int, str] = field(default_factory=dict)
     carried: dict[int, str] = field(default_factory=dict)
     """Per frame that wraps another protocol's event (Bedrock InvokeModel's ``chunk``): that
     event's name, which ``event`` also matches (the frame list shows it)."""
+    keys: dict[int, list[str]] = field(default_factory=dict)
+    """Per frame: the keys of the calls it touched."""
+    numbers: dict[str, str] = field(default_factory=dict)
+    """Per call key: its number (1-based, as the lanes show it), as text."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Per call key: its tool name (the first it was given), which every frame it touched has."""
+    anomalies: dict[int, set[str]] = field(default_factory=dict)
+
+    def calls(self, i: int) -> Iterator[str]:
+        """The numbers and keys of the calls frame ``i`` touched."""
+        for key in self.keys.get(i, ()):
+            yield self.numbers[key]
+            yield key
+
+    def tools(self, i: int) -> set[str]:
+        names = self.names
+        return {names[key] for key in self.keys.get(i, ()) if key in names}
 
 
-def frame_facts(steps: Iterable[Step], frames: Sequence[Frame]) -> FrameFacts:
-    facts = FrameFacts(frames=frames)
-    n = len(frames)
-    # One pass over the frames: a timeline's are made on demand (core/frame_columns.py).
-    chunks: list[tuple[int, Frame]] = []  # an InvokeModel stream's chunks
-    for i, f in enumerate(frames):
-        facts.events.append(event_name(f))
-        if f.headers and f.event == "chunk":
-            chunks.append((i, f))
-    if chunks:
-        from .providers.bedrock_invoke import carried_event
+STEPS_BATCH = 2000
+"""Steps read by :func:`add_steps` between two yields."""
 
-        facts.carried = {i: name for i, f in chunks if (name := carried_event(f))}
-    facts.calls = [set() for _ in range(n)]
-    facts.tools = [set() for _ in range(n)]
-    facts.anomalies = [set() for _ in range(n)]
-    numbers: dict[str, int] = {}
-    names: dict[str, str] = {}
-    touched: dict[str, list[int]] = {}
-    for step in steps:
+
+def new_facts(frames: Sequence[Frame], count: int | None = None) -> FrameFacts:
+    """Facts of the first ``count`` frames (by default all so far), none read yet."""
+    n = len(frames) if count is None else count
+    if isinstance(frames, FrameColumns):
+        return FrameFacts(frames, n, frames.starts, frames.ends, frames.raw)
+    return FrameFacts(frames, n, [f.start for f in frames], [f.end for f in frames],
+                      lambda i: frames[i].raw)
+
+
+def add_steps(facts: FrameFacts, steps: Iterable[Step]) -> Iterator[None]:
+    """Read what the call steps say of the frames (the calls each touched, their tools, the
+    anomalies at each), yielding every :data:`STEPS_BATCH` steps."""
+    n, keys, numbers, names, anomalies = (facts.count, facts.keys, facts.numbers, facts.names,
+                                          facts.anomalies)
+    for read, step in enumerate(steps, 1):
+        if not read % STEPS_BATCH:
+            yield
         if isinstance(step, FrameStep) or not isinstance(step, CallStep):
             continue
         event = step.event
         frame = getattr(event, "frame", None)
         if isinstance(event, Anomaly):
             if frame is not None and frame < n:
-                facts.anomalies[frame].add(str(event.code))
+                anomalies.setdefault(frame, set()).add(str(event.code))
             continue
         if not isinstance(event, CALL_CHANGES):
             continue
         key = event.key
-        number = numbers.setdefault(key, len(numbers) + 1)
+        if key not in numbers:
+            numbers[key] = str(len(numbers) + 1)
         if isinstance(event, CallOpened | CallIdentified) and event.name and key not in names:
             names[key] = event.name
-            for earlier in touched.get(key, ()):
-                facts.tools[earlier].add(event.name)
         if frame is not None and frame < n:
-            facts.calls[frame].update((str(number), key))
-            touched.setdefault(key, []).append(frame)
-            if key in names:
-                facts.tools[frame].add(names[key])
+            touched = keys.get(frame)
+            if touched is None:
+                keys[frame] = [key]
+            elif key not in touched:
+                touched.append(key)
+
+
+def add_events(facts: FrameFacts, first: int, stop: int) -> None:
+    """The event names of frames ``first`` to ``stop`` (excluded), in place of the last ones."""
+    events: dict[int, str] = {}
+    chunks: list[tuple[int, Frame]] = []  # an InvokeModel stream's chunks
+    for i, f in enumerate(facts.frames[first:stop], first):
+        events[i] = event_name(f)
+        if f.headers and f.event == "chunk":
+            chunks.append((i, f))
+    facts.events = events
+    facts.carried = {}
+    if chunks:
+        from .providers.bedrock_invoke import carried_event
+
+        facts.carried = {i: name for i, f in chunks if (name := carried_event(f))}
+
+
+def frame_facts(steps: Iterable[Step], frames: Sequence[Frame]) -> FrameFacts:
+    """Every fact of every frame so far, events included."""
+    facts = new_facts(frames)
+    for _ in add_steps(facts, steps):
+        pass
+    add_events(facts, 0, facts.count)
     return facts
 
 
@@ -210,19 +257,23 @@ def _compare(have: str, op: str, want: str) -> bool:
 def _comparison(name: str, op: str, want: str) -> Predicate:
     if name == "bytes" and re.fullmatch(r"\d+-\d+", want) and op in ("=", "!="):
         lo, hi = (int(x) for x in want.split("-"))
-        return lambda f, i: (f.frames[i].start < hi and f.frames[i].end > lo) == (op == "=")
+        return lambda f, i: (f.starts[i] < hi and f.ends[i] > lo) == (op == "=")
 
     def values(f: FrameFacts, i: int) -> Iterable[str]:
         if name == "frame":
             return (str(i),)
         if name == "bytes":
-            return (str(f.frames[i].start),)
+            return (str(f.starts[i]),)
         if name == "event":
             inner = f.carried.get(i)
             return (f.events[i],) if inner is None else (f.events[i], inner, f"chunk.{inner}")
         if name == "text":
-            return (f.frames[i].raw.decode("utf-8", "replace"),)
-        return {"call": f.calls, "tool": f.tools, "anomaly": f.anomalies}[name][i]
+            return (f.raw(i).decode("utf-8", "replace"),)
+        if name == "call":
+            return f.calls(i)
+        if name == "tool":
+            return f.tools(i)
+        return f.anomalies.get(i, ())
 
     if op == "!=":  # none of its values equals
         return lambda f, i: all(v != want for v in values(f, i))
@@ -230,7 +281,12 @@ def _comparison(name: str, op: str, want: str) -> Predicate:
 
 
 def matching(facts: FrameFacts, predicate: Predicate) -> list[int]:
-    return [i for i in range(len(facts.frames)) if predicate(facts, i)]
+    return [i for i in range(facts.count) if predicate(facts, i)]
+
+
+def fields_of(text: str) -> set[str]:
+    """The fields a filter names (an operand that is a field's name counted too: a superset)."""
+    return {value for kind, value, _ in _tokens(text) if kind == "word" and value in FIELDS}
 
 
 # -- text across fragments -------------------------------------------------------------------
@@ -254,11 +310,23 @@ def text_frames(calls: Iterable[CallBuffer], steps: Iterable[Step], needle: str)
     """Frames whose fragments carry part of an occurrence of ``needle`` in a call's rebuilt
     arguments or in the assistant's text (across fragment boundaries)."""
     found: set[int] = set()
+    for _ in add_text_frames(calls, steps, needle, found):
+        pass
+    return found
+
+
+def add_text_frames(calls: Iterable[CallBuffer], steps: Iterable[Step], needle: str,
+                    found: set[int]) -> Iterator[None]:
+    """:func:`text_frames` into ``found``, yielding after each call and every
+    :data:`STEPS_BATCH` steps."""
     for call in calls:
         found |= _occurrence_frames(call.text, [(f.frame, f.start, f.end) for f in call.fragments],
                                     needle)
+        yield
     texts: dict[str, tuple[list[str], list[tuple[int | None, int, int]]]] = {}
-    for step in steps:
+    for read, step in enumerate(steps, 1):
+        if not read % STEPS_BATCH:
+            yield
         if isinstance(step, CallStep) and isinstance(step.event, TextAppended):
             parts, spans = texts.setdefault(step.event.channel, ([], []))
             start = spans[-1][2] if spans else 0
@@ -266,4 +334,3 @@ def text_frames(calls: Iterable[CallBuffer], steps: Iterable[Step], needle: str)
             spans.append((step.event.frame, start, start + len(step.event.text)))
     for parts, spans in texts.values():
         found |= _occurrence_frames("".join(parts), spans, needle)
-    return found

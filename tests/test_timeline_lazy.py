@@ -128,12 +128,12 @@ def test_the_comparison_is_not_idle():
         encoded = synth.encode_turn(protocol, synth.Turn(items=items), rng)
         timeline = Timeline.build([(None, encoded.data)], protocol, tools())
         frames = timeline.frames
-        kept = sum(frames._at[i] < 0 for i in range(len(frames)))
+        kept = sum(frames.is_kept(i) for i in range(len(frames)))
         if framing_of(protocol) == "sse":
             assert kept == 0, protocol
         else:
             assert kept == len(frames), protocol
     data = b'data: {"a": 1}\n\n: keep-alive\n\nid: 3\ndata: {}\n\ndata: {}\n\n'
     frames = Timeline.build([(None, data)], "openai-chat", tools()).frames
-    assert [frames._at[i] < 0 for i in range(4)] == [False, True, True, False]
+    assert [frames.is_kept(i) for i in range(4)] == [False, True, True, False]
     assert frames[3].last_event_id == "3"
