@@ -87,11 +87,12 @@ def dispatch_point(frame: Frame) -> int:
 def each_cut(frames: Sequence[Frame], pipeline: CallPipeline,
              visit: Callable[[int, CallPipeline], None]) -> int | None:
     """Finish a fork of ``pipeline`` after each prefix of ``frames`` (0 to all of them) and
-    visit it with the prefix's length: one cut class per frame boundary, each read once.
+    visit it with the prefix's length: one cut class per frame boundary, each read once. The
+    last class is ``pipeline`` itself, finished (no frame comes after it).
     Returns the first class whose frames include the terminal signal (None: it never came)."""
     terminal_class: int | None = None
     for m in range(len(frames) + 1):
-        finished = pipeline.fork()
+        finished = pipeline.fork() if m < len(frames) else pipeline
         finished.finish()
         visit(m, finished)
         if m < len(frames):
