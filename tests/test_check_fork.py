@@ -13,6 +13,7 @@ import dataclasses
 import pathlib
 
 import pytest
+from callscope.core.check import each_cut
 from callscope.core.engine import CallPipeline, DecisionStep, Engine
 from callscope.core.replay import Chunking, reads, rechunk, replay
 from callscope.core.sse import decode_all
@@ -109,6 +110,27 @@ def test_a_fork_read_to_the_end_first_does_not_change_the_original(name, data, p
             pipeline.frame(frames[m])
     pipeline.finish()
     assert _picture(pipeline) == expected
+
+
+@pytest.mark.parametrize("name,data,protocol,tools", INPUTS[::2], ids=[i[0] for i in INPUTS[::2]])
+def test_each_cut_visits_every_class_as_a_fresh_pipeline_finishes_it(name, data, protocol, tools):
+    """check.each_cut (forks, the last class the pipeline itself) against a pipeline fed each
+    prefix from zero and finished: the same decisions, and the same first terminal class."""
+    frames = decode_all(data)
+    seen: dict[int, dict] = {}
+    terminal = each_cut(frames, CallPipeline(protocol, tools, contrast=False),
+                        lambda m, finished: seen.setdefault(m, dict(finished.decisions)))
+    assert sorted(seen) == list(range(len(frames) + 1))
+    expected_terminal = None
+    for m in range(len(frames) + 1):
+        fresh = CallPipeline(protocol, tools, contrast=False)
+        for frame in frames[:m]:
+            fresh.push_frame(frame)
+        if expected_terminal is None and fresh.state.complete:
+            expected_terminal = m
+        fresh.finish()
+        assert seen[m] == fresh.decisions, (name, m)
+    assert terminal == expected_terminal
 
 
 def _decisions(steps) -> dict:
