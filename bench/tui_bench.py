@@ -311,7 +311,7 @@ class KeyCost:
 
 
 async def _keys_drive(target_bytes: int, presses: int, size: tuple[int, int],
-                      seed: int) -> list[KeyCost]:
+                      seed: int, kinds: tuple[str, ...]) -> list[KeyCost]:
     from callscope.core.session import open_input
     from callscope.core.tools import ToolSet
     from callscope.tui.app import CallscopeApp
@@ -349,6 +349,8 @@ async def _keys_drive(target_bytes: int, presses: int, size: tuple[int, int],
                 return press
 
             for kind, names in KEYS.items():
+                if kind not in kinds:
+                    continue
                 waits: list[float] = []
                 for i in range(presses):
                     if kind in ("step", "frame step", "cut"):  # somewhere else each time
@@ -381,10 +383,11 @@ async def _keys_drive(target_bytes: int, presses: int, size: tuple[int, int],
 
 
 def key_costs(target_bytes: int = 4_000_000, presses: int = 30, size: tuple[int, int] = (200, 50),
-              seed: int = 3) -> list[KeyCost]:
+              seed: int = 3, kinds: tuple[str, ...] = tuple(KEYS)) -> list[KeyCost]:
     """Open the session of ``target_bytes``, wait until indexed, press every kind of key
-    (:data:`KEYS`) ``presses`` times, each timed to its last paint (as :func:`tui_cost`)."""
-    return asyncio.run(_keys_drive(target_bytes, presses, size, seed))
+    (:data:`KEYS`; or only ``kinds``) ``presses`` times, each timed to its last paint (as
+    :func:`tui_cost`)."""
+    return asyncio.run(_keys_drive(target_bytes, presses, size, seed, kinds))
 
 
 def _main() -> None:
@@ -398,14 +401,19 @@ def _main() -> None:
     parser.add_argument("--bytes", type=int, default=4_000_000, help="session size (file)")
     parser.add_argument("--presses", type=int, default=30, help="presses per kind of key")
     parser.add_argument("--size", default="200x50", help="terminal size, WxH")
+    parser.add_argument("--kinds", default=",".join(KEYS),
+                        help=f"the kinds of key --keys presses, comma-separated ({', '.join(KEYS)})")
     args = parser.parse_args()
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    if unknown := set(kinds) - set(KEYS):
+        parser.error(f"unknown kind(s) of key: {', '.join(sorted(unknown))}")
     width, height = (int(v) for v in args.size.split("x"))
     with open("/proc/loadavg") as load:
         print("load average:", " ".join(load.read().split()[:3]))
     if not args.rechunk:
         print(f"- every kind of key, {args.presses} presses each, {args.bytes:,} B session "
               f"indexed, {width}x{height}: key to its last paint")
-        for cost in key_costs(args.bytes, args.presses, (width, height)):
+        for cost in key_costs(args.bytes, args.presses, (width, height), kinds=kinds):
             print(f"  {cost.kind:<11} p50 {_p(cost.waits, 0.5) * 1000:5.0f} ms  "
                   f"p99 {cost.p99 * 1000:5.0f} ms  max {cost.max * 1000:5.0f} ms")
     if not args.keys:

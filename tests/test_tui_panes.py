@@ -4,11 +4,16 @@ it, < > resize it."""
 from __future__ import annotations
 
 import pathlib
+import re
 
+import pytest
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frame_view import FrameDetailPane
+from callscope.tui.panes.frames import FramesPane
+from textual.geometry import Region
+from textual.screen import Screen
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -27,13 +32,13 @@ async def test_focus_zoom_page_and_resize_act_on_the_focused_pane() -> None:
         assert focused.id == "buffers" and focused.has_class("-pane-focused")
         await pilot.press("z")
         await pilot.pause()
-        assert app.screen.maximized is focused
+        assert app.zoomed is focused
         await pilot.press("tab")  # the zoom follows the focus
         await pilot.pause()
-        assert app.screen.maximized is app.focused_pane() and app.focused_pane().id == "decisions"
+        assert app.zoomed is app.focused_pane() and app.focused_pane().id == "decisions"
         await pilot.press("z")
         await pilot.pause()
-        assert app.screen.maximized is None
+        assert app.zoomed is None
         before = app.focused_pane().size.width
         await pilot.press("greater_than_sign", "greater_than_sign")
         await pilot.pause()
@@ -72,7 +77,68 @@ async def test_the_frame_detail_takes_the_focus_and_scrolls_by_keys_at_80x24() -
         assert detail.scroll_y == paged - 1 and app.cursor == cursor
         await pilot.press("z")  # zoomed, the detail is the whole screen
         await pilot.pause()
-        assert app.screen.maximized is detail and detail.outer_size.width == 80
+        assert app.zoomed is detail and detail.outer_size.width == 80
+
+
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)])
+@pytest.mark.parametrize("pane", range(4))
+async def test_a_zoomed_pane_is_the_whole_screen_but_the_footer(size: tuple[int, int],
+                                                                 pane: int) -> None:
+    """Wide (side by side) and narrow (two by two, a grid): the zoomed pane alone from the top
+    row to the footer, the others and the status line hidden; z again (or escape) puts every
+    pane back where it was."""
+    app = demo()
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("end", *["tab"] * pane)
+        await pilot.pause()
+        before = {w.id: w.region for w in app.panes()}
+        await pilot.press("z")
+        await pilot.pause()
+        zoomed = app.focused_pane()
+        width, height = size
+        assert app.zoomed is zoomed and zoomed.region == Region(0, 0, width, height - 1)
+        shown = [w for w in (*app.panes(), app.query_one("#status")) if w.region.area]
+        assert shown == [zoomed]
+        other = (80, 24) if size != (80, 24) else (160, 45)  # (across the narrow breakpoint)
+        await pilot.resize_terminal(*other)
+        await pilot.pause()
+        assert zoomed.region == Region(0, 0, other[0], other[1] - 1)
+        await pilot.resize_terminal(*size)
+        await pilot.pause()
+        await pilot.press("z" if pane % 2 else "escape")
+        await pilot.pause()
+        assert app.zoomed is None and {w.id: w.region for w in app.panes()} == before
+
+
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)])
+async def test_every_paint_of_a_zoom_shows_the_rows_laid_out_at_the_new_width(
+        monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]) -> None:
+    """The frame list's rows, zoomed in and out: every paint after the key shows them as they
+    are once settled (a pane laid out on its Resize event was painted once at its old width).
+    The scrollbar's column is left out: a scrollbar comes or goes in the layout after."""
+    paints: list[list[str]] = []
+    refresh = Screen._compositor_refresh
+
+    def recorded(screen: Screen) -> None:  # type: ignore[type-arg]
+        refresh(screen)
+        if screen is app.screen:
+            area = app.query_one(FramesPane).region  # (its rows, but the bar and the border)
+            rows = [s.text[area.x:area.right - 2] for s in screen._compositor.render_strips()]
+            paints.append([row for row in rows[area.y:area.bottom] if re.search(r"#\d", row)])
+
+    monkeypatch.setattr(Screen, "_compositor_refresh", recorded)
+    app = demo()
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("g", *"#9", "enter")
+        for key in ("z", "z"):
+            for _ in range(3):
+                await pilot.pause()
+            paints.clear()
+            await pilot.press(key)
+            for _ in range(5):
+                await pilot.pause()
+            settled = paints[-1]
+            assert settled and all(rows == settled for rows in paints)
 
 
 async def test_the_status_line_wraps_at_words_in_a_narrow_terminal() -> None:

@@ -8,6 +8,7 @@ is the app's choice of which one the page, zoom and resize keys act on, marked b
 
 from __future__ import annotations
 
+from textual import events
 from textual.widget import Widget
 
 from .app_mixin import AppMixin
@@ -16,6 +17,10 @@ PANES = ("#frames", "#frame-detail", "#buffers", "#decisions")
 """The panes, in tab order: the frame list, its frame's detail, the buffers, the decisions."""
 COLUMN = "#left"
 """The column that holds the frame list and its detail: widened or narrowed with them."""
+CONTAINER = "#panes"
+"""The panes' container (side by side, or a grid in a narrow terminal)."""
+HIDDEN_IN_ZOOM = "#status"
+"""What a zoom hides besides the other panes (the footer stays: its keys still apply)."""
 MIN_FR, MAX_FR = 1, 6
 
 
@@ -42,19 +47,57 @@ class PaneActions(AppMixin):
             pane.set_class(pane is focused, "-pane-focused")
 
     def action_focus_pane(self, direction: int) -> None:
-        self.pane_focus = (self.pane_focus + direction) % len(self.panes())
-        self._mark_focus()
-        if self.screen.maximized is not None:  # (zoomed: the zoom follows the focus)
-            self.action_zoom()
-            self.action_zoom()
+        with self.batch_update():
+            self.pane_focus = (self.pane_focus + direction) % len(self.panes())
+            self._mark_focus()
+            if self.zoomed is not None:  # (zoomed: the zoom follows the focus)
+                self._unzoom()
+                self._zoom(self.focused_pane())
+
+    # A zoom shows the focused pane alone, over the screen but the footer, by hiding everything
+    # beside it (``display``, set inline on a few widgets, in one batch), not with Textual's
+    # maximize: a maximize changes a class of the screen, which restyles all ~90 widgets of it
+    # (the stylesheet applied again) before the layout; hidden widgets need only the layout.
+    # The panes' container is a row while zoomed: its grid (the narrow layout) would keep
+    # the hidden panes' cells empty.
+
+    zoomed: Widget | None = None
+    """The pane zoomed to the whole screen, if one is."""
+    _zoom_hidden: tuple[Widget, ...] = ()
 
     def action_zoom(self) -> None:
-        if self.screen.maximized is not None:
-            self.screen.minimize()
+        with self.batch_update():
+            if self.zoomed is not None:
+                self._unzoom()
+            else:
+                self._zoom(self.focused_pane())
+
+    def _zoom(self, pane: Widget) -> None:
+        container = self.query_one(CONTAINER)
+        hidden: list[Widget] = list(self.query(HIDDEN_IN_ZOOM))
+        node: Widget = pane
+        while node is not container and isinstance(node.parent, Widget):
+            hidden += [w for w in node.parent.children if w is not node and w.display]
+            node = node.parent
+        for widget in hidden:
+            widget.display = False
+        container.styles.inline.layout = "horizontal"  # (inline even where the CSS says so too)
+        self.zoomed, self._zoom_hidden = pane, tuple(hidden)
+
+    def _unzoom(self) -> None:
+        for widget in self._zoom_hidden:
+            widget.display = True
+        self.query_one(CONTAINER).styles.clear_rule("layout")
+        self.zoomed, self._zoom_hidden = None, ()
+
+    async def on_event(self, event: events.Event) -> None:
+        # Escape unzooms first, before any binding of it (a list's escape too), as it does
+        # any zoom in Textual.
+        if isinstance(event, events.Key) and event.key == "escape" and self.zoomed is not None \
+                and self.screen is self.zoomed.screen:
+            self.action_zoom()
             return
-        pane = self.focused_pane()
-        setattr(pane, "ALLOW_MAXIMIZE", True)  # noqa: B010 (panes never take focus: Textual would refuse)
-        self.screen.maximize(pane, container=False)
+        await super().on_event(event)
 
     def _scroller(self) -> Widget:
         pane = self.focused_pane()

@@ -238,6 +238,9 @@ class FramesPane(PaneScroll, can_focus=False):
             self._follow()
 
     def on_resize(self, event: Resize) -> None:
+        self.resized()
+
+    def resized(self) -> None:
         self._relayout()
         self._follow()
 

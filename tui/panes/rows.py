@@ -362,7 +362,10 @@ class RowsView(PaneScroll, can_focus=False):
         return keys[at] if keys is not None else (self._keys[i], at, self._width)
 
     def on_resize(self, event: Resize) -> None:
-        if self._stuck and event.size.height != self._stuck_height:
+        self.resized()
+
+    def resized(self) -> None:
+        if self._stuck and self.size.height != self._stuck_height:
             # Resized (the window, or the summary above the log on a new timeline): whether
             # the rows overflow is decided again.
             self._stuck = False

@@ -101,3 +101,17 @@ class PaneScroll(ScrollView):
     def on_resize(self, event: Resize) -> None:
         # (Textual calls this after the subclass's own on_resize.)
         self._sized = self.size
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        # A view lays its rows out at a new size in the layout that gives it the size, before
+        # the paint that follows: Textual paints right after a layout and delivers the Resize
+        # event later, so rows laid out on the event would be painted once at the old size
+        # (and the corrected paint waits for the screen's next refresh).
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if resized and self.is_mounted:
+            self.resized()
+        return resized
+
+    def resized(self) -> None:
+        """The view has a new size (called in the layout that gave it, before its paint)."""
