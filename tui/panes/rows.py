@@ -24,7 +24,7 @@ from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
-from .folding import soft_breaks, soft_wrap_rows, wrap_rows
+from .folding import cells, soft_breaks, soft_wrap_rows, wrap_rows
 from .paint import PaintCache, render_lines
 from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
 
@@ -147,7 +147,8 @@ class LineWrapped(Wrapped):
 
     @staticmethod
     def _fits(line: Content, width: int) -> bool:
-        return line.cell_length <= width and "\t" not in line.plain  # (tabs expand first)
+        plain = line.plain  # (tabs expand first; Content.cell_length is rich's cell_len)
+        return "\t" not in plain and cells(plain) <= width
 
     def _line_tops(self, width: int) -> list[int]:
         tops = self._tops.get(width)
