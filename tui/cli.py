@@ -1,324 +1,34 @@
-"""The ``callscope`` command line.
+"""The ``callscope`` command line: its arguments parsed, the command's body run.
 
 ``callscope [INPUT]`` opens the debugger (a bundled demo session without INPUT);
 ``callscope replay``, ``check`` and ``import`` are the headless commands. Every error the engine
 raises on purpose (a broken file, a bad flag value) becomes one line on stderr and exit code 2;
 ``check`` exits 1 when the proof fails.
+
+This module is the parser (the only one in the package besides :mod:`.net_commands`, the
+network commands'); what the commands read is :mod:`.cli_inputs`, their bodies
+:mod:`.cli_commands`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any
 
-import orjson
-
-from ..core.errors import CallscopeError, InputError
-from ..core.inert import json_safe, plain
-from ..core.limits import DEFAULT_LIMITS, Limits
+from ..core.errors import CallscopeError
+from ..core.inert import plain
+from ..core.limits import DEFAULT_LIMITS
 from ..core.providers import PROTOCOLS
-from ..core.replay import Chunking, TimedBytes
-from ..core.tools import ToolSet, read_tools_file, tools_from_request
+from .cli_commands import cmd_check, cmd_diff, cmd_import, cmd_open, cmd_replay
+from .cli_inputs import LoadedInput, limits_from, protocol_for, sessions_dir, toolset_for
 
-DEMO_SESSION = "demo.jsonl"
+__all__ = ["COMMANDS", "LoadedInput", "build_parser", "limits_from", "main", "protocol_for",
+           "sessions_dir", "toolset_for"]
+"""The command line, and what scripts and tests read inputs with as it does."""
+
 COMMANDS = ("replay", "check", "import", "open", "diff", "serve", "live", "proxy")
-
-
-def sessions_dir() -> Path:
-    """The bundled sessions (beside the package in a checkout; installed as package data)."""
-    here = Path(__file__).resolve().parent.parent / "sessions"
-    if here.is_dir():
-        return here
-    from importlib import resources  # (here: it costs every command's start-up ~20 ms)
-
-    return Path(str(resources.files("callscope") / "sessions"))
-
-
-# -- inputs ------------------------------------------------------------------------------------
-
-class LoadedInput:
-    """One input file: its chunks (kept lazy), and what its header says."""
-
-    def __init__(self, path: str) -> None:
-        from ..core.session import open_input
-
-        self.path = path
-        self.session = open_input(path)
-        self._noted = False
-        header = self.session.header
-        self.protocol: str | None = getattr(header, "protocol", None)
-        if self.protocol is not None and self.protocol not in PROTOCOLS:
-            raise InputError(path, f"unknown protocol {self.protocol!r} in the session header "
-                                   f"(one of: {', '.join(PROTOCOLS)})", line=1)
-        definitions = list(getattr(header, "tools", None) or [])
-        request = getattr(header, "request", None) or {}
-        if not definitions and isinstance(request, dict):
-            definitions = tools_from_request(request.get("body"))
-        self.tool_definitions = definitions
-
-    def chunks(self) -> Iterator[TimedBytes]:
-        for chunk in self.session.chunks():
-            yield chunk.t, chunk.data
-        self.note()  # (once every chunk was read: an error in the file says more than the note)
-
-    def note(self) -> None:
-        """Say once, on stderr, that the recording stopped before its end line (it is read as
-        a cut stream, which it is), and which line of it was cut short, if one was."""
-        end = self.session.end
-        if end.kind == "missing" and end.detail and not self._noted:
-            self._noted = True
-            print(f"callscope: note: {plain(self.path)}: {plain(end.detail)}", file=sys.stderr)
-
-    def held(self, limit: int) -> list[TimedBytes]:
-        """Every chunk in memory (check and the debugger need them all), up to ``limit`` bytes."""
-        chunks, size = [], 0
-        for t, data in self.chunks():
-            size += len(data)
-            if size > limit:
-                raise InputError(self.path, f"larger than {limit} bytes, the most check and the "
-                                            f"debugger hold in memory (--max-session-bytes; "
-                                            f"replay streams any size)")
-            chunks.append((t, data))
-        return chunks
-
-
-def load_tools(path: str | None) -> list[dict[str, Any]] | None:
-    return None if path is None else read_tools_file(path)
-
-
-def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> ToolSet:
-    try:
-        return ToolSet(override if override is not None else loaded.tool_definitions)
-    except CallscopeError as exc:
-        raise InputError(loaded.path, f"tool definitions: {exc}") from None
-
-
-def limits_from(args: argparse.Namespace) -> Limits:
-    return Limits(max_block_bytes=args.max_frame_bytes, max_calls=args.max_calls,
-                  max_argument_chars=args.max_argument_chars,
-                  max_session_bytes=args.max_session_bytes,
-                  max_anomalies_per_code=args.max_anomalies_per_code,
-                  max_text_chars=args.max_text_chars,
-                  max_argument_depth=args.max_argument_depth,
-                  max_undetected_frames=args.max_undetected_frames)
-
-
-def protocol_for(loaded: LoadedInput, flag: str | None) -> str | None:
-    """``--protocol`` wins, then the session header; None means detect from the stream."""
-    return flag or loaded.protocol
-
-
-# -- commands ----------------------------------------------------------------------------------
-
-def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from ..core.ending import EndingWatch
-    from ..core.engine import ChunkStep, Engine, FrameStep
-    from ..core.records import chunk_record, step_record, turn_record
-    from ..core.replay import replay, replay_outcome
-    from .table import TableWriter
-
-    chunking = Chunking.parse(args.chunking)
-    override = load_tools(args.tools)
-    broken = 0
-    for path in args.inputs:
-        try:
-            loaded = LoadedInput(path)
-            engine = Engine(protocol_for(loaded, args.protocol), toolset_for(loaded, override),
-                            limits_from(args))
-            table = None if args.json else TableWriter(out, path)
-            watch = EndingWatch()
-            if args.summary:  # the outcome only: no step is made
-                replay_outcome(loaded.chunks(), engine, watch, chunking=chunking,
-                               cut_at=args.cut_at)
-            for step in () if args.summary else replay(
-                    loaded.chunks(), chunking=chunking, cut_at=args.cut_at, engine=engine):
-                if isinstance(step, ChunkStep):
-                    watch.chunk(step.end, step.t)
-                elif isinstance(step, FrameStep):
-                    watch.frame(step.frame)
-                if args.json:
-                    record = (chunk_record(step) if args.chunks else None) if isinstance(
-                        step, ChunkStep) else step_record(step, engine.pipeline)
-                    if record is not None:
-                        _write_json(out, record, path)
-                else:
-                    assert table is not None
-                    table.step(step, engine.pipeline)
-        except CallscopeError as exc:  # one broken input: said, and the others still read
-            out.flush()
-            print(f"callscope: {plain(str(exc))}", file=sys.stderr)
-            broken += 1
-            continue
-        turn = turn_record(engine.pipeline, _ending(loaded, args.cut_at, watch, engine.state))
-        if args.json:
-            _write_json(out, turn, path)
-        else:
-            assert table is not None
-            table.turn(turn)
-    return 2 if broken else 0
-
-
-def _ending(loaded: LoadedInput, cut_at: int | None, watch: Any, state: Any) -> Any:
-    """The input's ending: the recorded transport end, or the cut asked for."""
-    from ..core.ending import transport_of
-
-    end = loaded.session.end
-    cut = f"--cut-at {cut_at}" if cut_at is not None and (
-        cut_at < watch.received or end.kind == "clean") else None
-    return watch.ending(state, *transport_of(end, cut))
-
-
-def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:
-    record = {"kind": record["kind"], "source": source, **record}
-    out.write(json_safe(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS).decode()))
-    out.write("\n")
-
-
-def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from ..core.check import check_input
-
-    override = load_tools(args.tools)
-    if args.harness is not None:  # the user's harness under test (tui/harness_check.py)
-        from .harness_check import cmd_check_harness
-
-        args.tool_definitions = override
-        return cmd_check_harness(args, out, limits_from(args))
-    failed = broken = 0
-    for path in args.inputs:
-        try:
-            loaded = LoadedInput(path)
-            report = check_input(path, loaded.held(args.max_session_bytes),
-                                 protocol=protocol_for(loaded, args.protocol),
-                                 tools=toolset_for(loaded, override),
-                                 seeds=range(1, args.seeds + 1), limits=limits_from(args))
-        except CallscopeError as exc:  # one broken input: said, and the others still checked
-            out.flush()
-            print(f"callscope: {plain(str(exc))}", file=sys.stderr)
-            broken += 1
-            continue
-        tools = toolset_for(loaded, override)
-        note = "" if tools.tools else (
-            "; no tool definitions (pass --tools FILE): every call is refused as unknown_tool, so "
-            "this proves no call runs early, not that the gate lets a whole call run")
-        out.write(report.verdict() + note + "\n")
-        failed += not report.ok
-    return 2 if broken else 1 if failed else 0
-
-
-def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    """Exit 1 when the calls differ (endings alone are said, exit 0); ``--open`` shows them."""
-    from ..core.diff import diff, read_side
-
-    override = load_tools(args.tools)
-    sides = []
-    for path in (args.a, args.b):
-        loaded = LoadedInput(path)
-        sides.append(read_side(path, loaded.held(args.max_session_bytes),
-                               protocol=protocol_for(loaded, args.protocol),
-                               tools=toolset_for(loaded, override), end=loaded.session.end))
-    report = diff(*sides, ignore_ids=args.ignore_ids)
-    if args.open:
-        from .diff_view import DiffApp
-
-        DiffApp(report).run()
-    else:
-        for line in report.lines():
-            out.write(line + "\n")
-    return 1 if report.calls_differ else 0
-
-
-def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
-    from ..core.session import save_session
-
-    loaded = LoadedInput(args.input)
-    header = loaded.session.header
-    if args.provenance:
-        header = _with(header, provenance=args.provenance)
-    if args.protocol:
-        header = _with(header, protocol=args.protocol)
-    if args.tools:  # checked now (a session must not carry definitions no replay can load)
-        definitions = load_tools(args.tools) or []
-        try:
-            ToolSet(definitions)
-        except CallscopeError as exc:
-            raise InputError(args.tools, f"tool definitions: {exc}") from None
-        header = _with(header, tools=definitions)
-    save_session(args.output, header, loaded.session.chunks(), loaded.session.end)
-    loaded.note()
-    out.write(f"wrote {args.output}\n")
-    return 0
-
-
-def _with(header: Any, **changes: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(header, **changes)
-
-
-def load_keymap(path: str | None) -> dict[str, str] | None:
-    """A JSON object of binding id -> keys, e.g. {"callscope.cut": "ctrl+x"} (ids in f1 help)."""
-    if path is None:
-        return None
-    try:
-        value = orjson.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot read") from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(path, f"not JSON ({exc})") from None
-    if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise InputError(path, 'expected a JSON object of binding id -> keys')
-    from .commands import BINDINGS
-
-    known = {getattr(b, "id", None) for b in BINDINGS}
-    unknown = sorted(k for k in value if k not in known)
-    if unknown:  # (a typo would otherwise leave the key where it was, without a word)
-        raise InputError(path, f"unknown binding id {unknown[0]!r}: the ids are in the f1 help, "
-                               "e.g. 'callscope.cut'")
-    return value
-
-
-def saved_keymap() -> dict[str, str] | None:
-    """The keymap saved by an earlier --keymap, its unknown binding ids left out."""
-    from . import settings
-    from .commands import BINDINGS
-
-    known = {getattr(b, "id", None) for b in BINDINGS}
-    return {k: v for k, v in settings.saved_keymap().items() if k in known} or None
-
-
-def cmd_open(args: argparse.Namespace, out: TextIO) -> int:
-    from .app import CallscopeApp
-
-    note = None
-    path = args.input
-    if path is None:
-        path = str(sessions_dir() / DEMO_SESSION)
-        note = ("Bundled demo session. Open your own: callscope FILE (.jsonl session, .sse capture "
-                "or .har); more demos in " + str(sessions_dir()))
-    keymap = load_keymap(args.keymap)
-    if keymap is not None:  # given: kept for the next run
-        from . import settings
-
-        settings.save(keymap=keymap)
-    else:
-        keymap = saved_keymap()
-    if Path(path).is_dir():  # a folder: its sessions listed, any of them opened
-        from .folder import FolderApp
-
-        override = load_tools(args.tools)
-        FolderApp(path, protocol=args.protocol, keymap=keymap,
-                  tools=ToolSet(override) if override is not None else None).run()
-        return 0
-    loaded = LoadedInput(path)
-    CallscopeApp(loaded.held(args.max_session_bytes), source=path,
-                 protocol=protocol_for(loaded, args.protocol),
-                 tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap,
-                 end=loaded.session.end, header=loaded.session.header).run()
-    return 0
 
 
 # -- parsing -----------------------------------------------------------------------------------
