@@ -35,8 +35,9 @@ def search(timeline: Timeline, text: str, first: int, found: list[int]) -> Itera
         predicate = frame_query.parse(text)
         return _filter(timeline.steps.objects(), frames, predicate,
                        "event" in frame_query.fields_of(text), first, stop, found)
-    return _text(timeline.state.calls.values(), timeline.steps.objects(), frames, text, first, stop,
-                 found)
+    # (the calls as they are now: a live timeline adds some meanwhile)
+    return _text(list(timeline.state.calls.values()), timeline.steps.objects(), frames, text, first,
+                 stop, found)
 
 
 def search_all(timeline: Timeline, text: str, first: int = 0) -> list[int]:

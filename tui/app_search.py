@@ -2,21 +2,26 @@
 
 A mixin of :class:`~.app.CallscopeApp` (the search state, ``search_text``, ``matches``,
 ``filtering``, is set up in its ``__init__``); :meth:`SearchActions._find` runs again whenever the
-app loads a timeline, and on the new frames only when a live timeline grows.
+app loads a timeline, and on the new frames only when a live timeline grows. A long search runs
+in slices while keys are answered (:mod:`.search_scan`): its matches are the app's as found.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 
-from ..core import frame_query
-from . import safe
+from ..core import frame_query, frame_scan
+from . import safe, search_scan
 from .app_mixin import AppMixin
 from .screens import PromptScreen
+from .search_scan import SearchRun
 
 
 class SearchActions(AppMixin):
     """The search keys of :class:`~.app.CallscopeApp`."""
+
+    _scan: SearchRun | None = None
+    """The search running in slices, if any."""
 
     def action_search(self) -> None:
         self.push_screen(PromptScreen("search frames", "text, or a filter: event ~ delta and call = 2",
@@ -29,43 +34,68 @@ class SearchActions(AppMixin):
     def _search(self, text: str | None) -> None:
         if text is None:
             return
-        self._find(text)
-        if text and not self.matches:
-            self.notify(f"No frame matches {safe.short(text, 40)}", markup=False, severity="warning")
-        self.refresh_view()
-        if self.matches:
-            self.action_match(1)
+        self._find(text, announce=True)
 
-    def _find(self, text: str, first: int = 0) -> None:
+    def _find(self, text: str, first: int = 0, *, announce: bool = False) -> None:
         """Search the frames from ``first`` on (earlier matches are kept): a display filter
         (``event ~ delta and call = 2``, see core/frame_query.py), or text, found in the frames'
         bytes and in what they rebuild (a call's arguments, the assistant's text), across
-        fragment boundaries."""
+        fragment boundaries. ``announce``: the search was asked for (the first match ahead is
+        shown, no match is said). A filter that cannot be read is said, the search kept."""
         timeline = self.timeline
-        kept = self.matches[:bisect_left(self.matches, first)]
-        if not text:
-            found: list[int] = []
-        elif frame_query.looks_like_filter(text):
-            try:
-                predicate = frame_query.parse(text)
-            except frame_query.FilterError as exc:
-                self.notify(f"Filter: {exc}", severity="error", markup=False, timeout=5)
-                return
-            facts = frame_query.frame_facts(timeline.steps.objects(), timeline.frames)
-            found = [i for i in frame_query.matching(facts, predicate) if i >= first]
-        else:
-            needle = text.lower().encode("utf-8", "surrogatepass")
-            rebuilt = frame_query.text_frames(timeline.state.calls.values(),
-                                                 timeline.steps.objects(), text)
-            found = [f.index for f in timeline.frames[first:]
-                     if f.event == text or needle in f.raw.lower() or f.index in rebuilt]
-        self.search_text = text
-        self.matches = kept + found
-        self._searched = len(timeline.frames)
+        found = self.matches[:bisect_left(self.matches, first)]
+        try:
+            work = frame_scan.search(timeline, text, first, found) if text else iter(())
+        except frame_query.FilterError as exc:
+            self.notify(f"Filter: {exc}", severity="error", markup=False, timeout=5)
+            return
+        if self._scan is not None:  # (a new search, or the timeline reloaded)
+            self._scan.cancelled = True
+            self._scan = None
+        self.search_text, self.matches = text, list(found)
+        run = SearchRun(timeline, work, found, len(timeline.frames), self.cursor if announce else None)
+        if run.stop - first <= search_scan.SYNC_FRAMES or not text:
+            run.advance()
+            self.search_done(run, shown=True)
+            return
+        self._scan = run
+        self.run_worker(run.run(self), name="search", group="search", exclusive=True)
+        self.refresh_view()  # (the status line says it runs)
+
+    def search_progress(self) -> float | None:
+        """How much of the running search is done (None: none runs)."""
+        return self._scan.fraction if self._scan is not None else None
+
+    def search_progressed(self, run: SearchRun) -> None:
+        """A running search found more: show it, and its first match ahead of the cursor once
+        there is one (the match a whole search would go to), unless the cursor moved meanwhile."""
+        self.matches = list(run.found)
+        if run.announce is not None and run.announce == self.cursor:
+            view = self.timeline.view(self.cursor)
+            current = view.frame.index if view.frame is not None else -1
+            if self.matches and self.matches[-1] > current:
+                run.announce = None
+                self.action_match(1)
+        self.refresh_view()
+
+    def search_done(self, run: SearchRun, *, shown: bool = False) -> None:
+        """A search ended; ``shown``: the caller refreshes the view (a search run at once)."""
+        if self._scan is run:
+            self._scan = None
+        self.matches, self._searched = run.found, run.stop
+        if run.stop < len(self.timeline.frames):  # (it grew meanwhile: the new frames too)
+            self.find_new_frames()
+        if run.announce is not None and not self.matches:
+            self.notify(f"No frame matches {safe.short(self.search_text, 40)}", markup=False,
+                        severity="warning")
+        if not shown or run.announce is not None:
+            self.refresh_view()
+        if run.announce is not None and self.matches and run.announce == self.cursor:
+            self.action_match(1)
 
     def find_new_frames(self) -> None:
-        """The timeline grew: search the new frames too."""
-        if self.search_text:
+        """The timeline grew: search the new frames too (after the search running, if one is)."""
+        if self.search_text and self._scan is None:
             self._find(self.search_text, self._searched)
 
     def action_filter(self) -> None:

@@ -52,6 +52,8 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     if app.search_text:
         parts += [("  filter " if app.filtering else "  search ", "$text-muted"),
                   safe.content(safe.short(app.search_text, 40)), f" ({_match_count(app, view)})"]
+        if (searched := app.search_progress()) is not None:  # (a long search, in slices)
+            parts.append((f"  searching {searched:.0%}…", "bold $text-warning"))
     source: list[safe.Part] = ["  ", safe.content(safe.short(app.source, 60), "$text-muted")]
     if inline:
         parts += source
