@@ -133,13 +133,12 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         self.query_one("#frames").border_title = "frames"
         self.query_one("#buffers").border_title = "argument buffers"
         self.query_one("#decisions").border_title = "harness decisions"
-        # The panes lay their rows out at their own width, known once the screen is laid out,
-        # and Textual paints right after that first layout, before a pane handles its Resize:
-        # loaded before it, the panes painted rows laid out 8 cells wide (for up to a second
-        # while a large recording was indexed). So the first paint is the status line (with
-        # the indexing progress) over empty panes, the panes load once laid out (on_ready),
-        # and the first layout is the terminal width's (the breakpoint classes come with the
-        # screen's Resize, after it).
+        # The panes load once their screen is laid out (on_ready), not here: a pane lays its
+        # rows out at its own width, which it has from the first layout on, and rows laid out
+        # before it would be 8 cells wide. So the first paint is the status line (with the
+        # indexing progress) over empty panes. The breakpoint classes are set here, from the
+        # terminal's width, so that the first layout is that width's (Textual sets them on
+        # the screen's Resize, after the first layout).
         narrow = self.size.width < NARROW
         self.screen.set_class(narrow, "-narrow").set_class(not narrow, "-wide")
         show_status(self.query_one("#status", Static), status_line(self, self.timeline.view(0)))

@@ -1,11 +1,10 @@
 """A scrolling list of blocks rendered with the line API: the cost of a move is what is on screen.
 
-A pane that re-rendered whole widgets on every move (a Static per lane, a Static for a 400-entry
-log) made Textual wrap and lay out everything each time, on or off screen. A :class:`RowsView`
-instead holds a list of :class:`Block` values. Each block has a *key* (equal keys, equal look),
-knows its height at a width without drawing itself (cheap), and draws its rows only when one
-of them is on screen; drawn rows are kept in an LRU cache under (key, width), as Toolong keeps
-its lines. A move gives the view new blocks: unchanged keys cost nothing, and only the rows on
+Whole widgets re-rendered on a move (a Static per lane, one for a long log) make Textual wrap
+and lay out everything, on screen or not. A :class:`RowsView` holds a list of :class:`Block`
+values instead. Each block has a *key* (equal keys, equal look), knows its height at a width
+without drawing itself (cheap), and draws its rows only when one of them is on screen; drawn
+rows are kept in an LRU cache under (key, width), as Toolong keeps its lines. A move gives the view new blocks: unchanged keys cost nothing, and only the rows on
 screen whose content changed are refreshed.
 
 Rows are *folded* or *wrapped* at the width by :mod:`.folding`, which counts them without
@@ -230,8 +229,8 @@ class RowsView(PaneScroll, can_focus=False):
         super().__init__(id=id, classes=classes)
         self.sticky_scrollbar = sticky_scrollbar
         """Once the rows overflow the view, keep the scrollbar (until :meth:`clear_cache`): a
-        scrollbar coming or going is a layout of the whole screen (and a second paint), which
-        random seeks between a short and a long state did on one seek in four."""
+        scrollbar coming or going is a layout of the whole screen and a second paint, which
+        every move between a short and a long state would pay."""
         self._stuck = False
         self._stuck_height = 0
         self.blocks: list[Block] = []
@@ -387,9 +386,8 @@ class RowsView(PaneScroll, can_focus=False):
 
     def _relayout(self) -> None:
         """Lay the rows out at the current width, keeping the block :meth:`show_block` showed
-        in view: at another width the blocks above it have other heights (the scrollbar that
-        first comes on a move makes the rows narrower after the move has scrolled, which left
-        the block it scrolled to a row or three out of view)."""
+        in view: at another width the blocks above it have other heights (a scrollbar that
+        comes after a move scrolled makes the rows narrower, which moves the block down)."""
         followed, end = self._followed, self._follow_end
         with self.own_scroll():  # (the new size may clamp the scroll: not the user's doing)
             self._layout()
@@ -441,12 +439,12 @@ class RowsView(PaneScroll, can_focus=False):
 
     # -- where the top row may be --------------------------------------------------------------
     #
-    # The view's top row is a unit's first row (a block's, or a row a block's tops() names): a
-    # heading, an entry or a wrapped line shown from its middle said half of itself ("last)",
-    # the second row of "1 anomaly so far (newest last)", under the summary at 80x24). Only a
-    # unit taller than the view may be shown from any of its rows (else its middle is never
-    # seen). Every scroll is put on such a row (validate_scroll_y), the user's too, in the
-    # direction it went; the end is the first such row from which the last rows fit.
+    # The view's top row is a unit's first row (a block's, or a row a block's tops() names):
+    # a unit shown from its middle reads as another, shorter text (a heading's second half, a
+    # verdict's evidence without the verdict, a wrapped line's tail). Only a unit taller than
+    # the view may be shown from any of its rows, else its middle could never be seen. Every
+    # scroll is put on such a row (validate_scroll_y), the user's too, in the direction it
+    # went; the end is the first such row from which the last rows fit.
 
     def _block_tops(self, i: int) -> Sequence[int]:
         hk = (self._keys[i], self._width)
