@@ -4,8 +4,9 @@ Whole widgets re-rendered on a move (a Static per lane, one for a long log) make
 and lay out everything, on screen or not. A :class:`RowsView` holds a list of :class:`Block`
 values instead. Each block has a *key* (equal keys, equal look), knows its height at a width
 without drawing itself (cheap), and draws its rows only when one of them is on screen; drawn
-rows are kept in an LRU cache under (key, width), as Toolong keeps its lines. A move gives the view new blocks: unchanged keys cost nothing, and only the rows on
-screen whose content changed are refreshed.
+rows are kept in an LRU cache under (key, width), as Toolong keeps its lines. A move gives the
+view new blocks: unchanged keys cost nothing, and only the rows on screen whose content changed
+are refreshed.
 
 Rows are *folded* or *wrapped* at the width by :mod:`.folding`, which counts them without
 drawing; the scrollbar and the virtual size come from :mod:`.scrolling`.
