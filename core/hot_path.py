@@ -13,11 +13,20 @@ frame the reader would remark on, a detected protocol not known yet, a halted tu
 materialized and takes the reference path, so every rule lives once, in the readers and the
 accumulator. tests/test_hot_path_differential.py holds the two paths equal under random streams,
 mutations and chunkings, on every protocol.
+
+A reader may also declare its hot frame's exact bytes (:attr:`~.providers.base.ProtocolReader.
+hot_shape`, made by :func:`block_shape`): the block as the provider writes it, fixed bytes with
+JSON values between. A block that is exactly that is read without parsing its payload into
+objects: the values alone are parsed (by orjson, as the payload would be) and handed to the
+reader's :meth:`~.providers.base.ProtocolReader.hot_values`, the same question its
+:meth:`~.providers.base.ProtocolReader.hot_fragment` asks once it has found them in a payload.
+Any other block is read as above.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
@@ -31,6 +40,39 @@ _LF = 0x0A
 
 MAX_NAMES = 64
 """Event names remembered decoded (a stream uses a handful; a hostile one cannot grow it)."""
+
+INT = rb"(-?[0-9]+)"
+"""A :func:`block_shape` slot for a JSON integer (orjson refuses what JSON does: ``01``, ...)."""
+STRING = rb'("[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
+"""A :func:`block_shape` slot for a JSON string: quotes around anything but a quote, a backslash
+or a line end, or a backslash and the next byte (orjson then refuses what JSON does: control
+characters, bad escapes, bytes that are not UTF-8)."""
+
+_values = orjson.loads
+_join = b",".join
+
+
+class BlockShape(NamedTuple):
+    """A hot frame's exact block (:func:`block_shape`): its fixed first bytes, compared as bytes
+    (a regular expression matches a long literal a byte at a time), and the rest."""
+
+    head: bytes
+    size: int
+    """``len(head)``."""
+    rest: re.Pattern[bytes]
+    """What follows the head, to the block's end: matched whole."""
+
+
+def block_shape(*parts: bytes) -> BlockShape:
+    """A hot frame's exact block: ``parts`` are its bytes in order, fixed ones and slots
+    (:data:`INT`, :data:`STRING`), each slot a JSON value the reader is handed. A block matches
+    only as a whole (one ``event:`` line and one ``data:`` line, as written). The first part is
+    fixed (the event line)."""
+    slots = (INT, STRING)
+    head, *rest = parts
+    assert head not in slots
+    return BlockShape(head, len(head),
+                      re.compile(b"".join(p if p in slots else re.escape(p) for p in rest)))
 
 
 class HotPath:
@@ -53,6 +95,19 @@ class HotPath:
         if reader is None or not reader.has_hot_frame or pipeline.state.halted is not None \
                 or reader.done_frame is not None or reader.ended:  # (reader.quiet(), inline)
             return False
+        shape = reader.hot_shape
+        if shape is not None and data.startswith(shape.head, start):
+            match = shape.rest.fullmatch(data, start + shape.size, end)
+            if match is not None:
+                try:  # (the slots' JSON values, parsed at once as the items of one array)
+                    values = _values(b"[" + _join(match.groups()) + b"]")
+                except orjson.JSONDecodeError:
+                    return False  # (the reference says why)
+                hit = reader.hot_values(values)
+                if hit is None:
+                    return False
+                pipeline.hot_fragment(index, hit[0], hit[1])
+                return True
         if data.startswith(_DATA, start):
             at = start + 6
             if data.find(_LF, at, end) >= 0:

@@ -20,6 +20,7 @@ from ..events import (
 )
 from ..frame import Frame
 from ..gate.codes import Code
+from ..hot_path import INT, STRING, block_shape
 from .base import Handler, int_or_none, short, text_or_none
 from .blocks import Block, BlockReader
 from .specs.anthropic import SPEC
@@ -72,6 +73,9 @@ class AnthropicReader(BlockReader):
 
     restarted_code: ClassVar[Code] = Code.BLOCK_RESTARTED
     not_stopped_code: ClassVar[Code] = Code.BLOCK_NOT_STOPPED
+    hot_shape = block_shape(  # (the API's own bytes: values index, partial_json)
+        b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":", INT,
+        b',"delta":{"type":"input_json_delta","partial_json":', STRING, b"}}")
 
     def __init__(self) -> None:
         super().__init__()
@@ -122,8 +126,14 @@ class AnthropicReader(BlockReader):
         at, delta = payload.get("index"), payload.get("delta")
         if type(at) is not int or type(delta) is not dict or delta.get("type") != "input_json_delta":
             return None
-        block, fragment = self._open.get(at), delta.get("partial_json")
-        if block is None or not block.appended or type(fragment) is not str:
+        fragment = delta.get("partial_json")
+        return self.hot_values([at, fragment]) if type(fragment) is str else None
+
+    def hot_values(self, values: list[Any]) -> tuple[str, str] | None:
+        """(index, partial_json) of a hot delta: for an open block that has had its first."""
+        at, fragment = values
+        block = self._open.get(at) if self._started else None
+        if block is None or not block.appended:
             return None
         return block.key, fragment
 

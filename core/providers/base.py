@@ -20,6 +20,7 @@ from ..events import Anomaly, CallClosed, CallCut, CallEvent, ProviderError, Tur
 from ..fork import forked
 from ..frame import Frame
 from ..gate.codes import Code
+from ..hot_path import BlockShape
 
 DONE_SENTINEL = "[DONE]"
 
@@ -97,6 +98,12 @@ class ProtocolReader:
     """Whether :meth:`hot_fragment` can say yes: a reader that keeps the base class's (always
     no) has none, and its payloads are not parsed to ask (a generateContent frame can be a
     megabyte). Derived from the class, never declared."""
+
+    hot_shape: ClassVar[BlockShape | None] = None
+    """The hot frame's exact block as the provider writes it (:func:`..hot_path.block_shape`), or
+    None: a block that is exactly this is read by :meth:`hot_values` without its payload being
+    parsed into objects (every other block as before). Declared by a reader with a hot frame
+    whose bytes one provider writes the same way every time."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -182,6 +189,13 @@ class ProtocolReader:
         have made it; otherwise return None and change nothing, and the frame takes
         :meth:`read`. ``event`` is the frame's ``event:`` value. By default no frame is hot.
         (tests/test_hot_path_differential.py holds each reader's answer to :meth:`read`'s.)"""
+        return None
+
+    def hot_values(self, values: list[Any]) -> tuple[str, str] | None:
+        """:meth:`hot_fragment` of a frame whose block is exactly :attr:`hot_shape`, given the
+        JSON values of its slots in order: the part of the question the bytes do not answer
+        (the reader's state), asked by :meth:`hot_fragment` too once it has found the values in
+        a payload."""
         return None
 
     # -- hooks for provider modules ------------------------------------------------------

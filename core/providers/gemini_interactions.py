@@ -30,6 +30,7 @@ from ..events import (
 )
 from ..frame import Frame
 from ..gate.codes import Code
+from ..hot_path import INT, STRING, block_shape
 from .base import Handler, short, text_or_none
 from .blocks import Block, BlockReader
 from .spec import UNKNOWN_STOP
@@ -74,6 +75,9 @@ class GeminiInteractionsReader(BlockReader):
     restarted_code: ClassVar[Code] = Code.STEP_RESTARTED
     not_stopped_code: ClassVar[Code] = Code.STEP_NOT_STOPPED
     trailers: ClassVar[frozenset[str]] = frozenset({"done"})
+    hot_shape = block_shape(  # (the API's own bytes: values index, arguments)
+        b'event: step.delta\ndata: {"index":', INT, b',"delta":{"arguments":', STRING,
+        b',"type":"arguments_delta"},"event_type":"step.delta"}')
     # step.start announces every function call with ``arguments: {}``: an empty object, so a
     # call whose text stays empty has no arguments.
     empty_arguments_mean_empty_object: ClassVar[bool] = SPEC.empty_arguments_mean_empty_object
@@ -112,9 +116,16 @@ class GeminiInteractionsReader(BlockReader):
                 or delta.get("type") != "arguments_delta":
             return None
         fragment = delta.get("arguments")
-        if type(fragment) is not str:
+        return self.hot_values([at, fragment]) if type(fragment) is str else None
+
+    def hot_values(self, values: list[Any]) -> tuple[str, str] | None:
+        """(index, arguments) of a hot delta: for an open step, inside an interaction, that
+        has had its first."""
+        at, fragment = values
+        hops = self._hops
+        if hops == 0:
             return None
-        step = self._steps.get(f"hop{self._hops}/step:{at}" if self._hops > 1 else f"step:{at}")
+        step = self._steps.get(f"hop{hops}/step:{at}" if hops > 1 else f"step:{at}")
         if step is None or not step.appended:
             return None
         return step.key, fragment

@@ -32,6 +32,7 @@ from ..events import (
 from ..fork import Record
 from ..frame import Frame
 from ..gate.codes import Code
+from ..hot_path import INT, STRING, block_shape
 from .base import Handler, ProtocolReader, int_or_none, short, text_or_none
 from .responses_events import NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
 from .specs.openai_responses import SPEC
@@ -70,6 +71,11 @@ class OpenAIResponsesReader(ProtocolReader):
     """``POST /v1/responses`` with ``stream: true``."""
 
     name: ClassVar[str] = SPEC.name
+    hot_shape = block_shape(  # (the API's own bytes: sequence_number, item_id, output_index,
+        # delta, obfuscation)
+        b"event: " + _DELTA.encode() + b'\ndata: {"type":"' + _DELTA.encode()
+        + b'","sequence_number":', INT, b',"item_id":', STRING, b',"output_index":', INT,
+        b',"delta":', STRING, b',"obfuscation":', STRING, b"}")
 
     def __init__(self) -> None:
         super().__init__()
@@ -111,14 +117,20 @@ class OpenAIResponsesReader(ProtocolReader):
         seq, item_id, delta = (payload.get("sequence_number"), payload.get("item_id"),
                                payload.get("delta"))
         if (event is not None and event != _DELTA) or type(seq) is not int \
-                or self._seq is None or seq != self._seq + 1 \
                 or payload.get("response") is not None \
                 or type(item_id) is not str or type(delta) is not str:
+            return None
+        return self.hot_values([seq, item_id, payload.get("output_index"), delta, None])
+
+    def hot_values(self, values: list[Any]) -> tuple[str, str] | None:
+        """(sequence_number, item_id, output_index, delta, obfuscation) of a hot delta: numbered
+        next, for a call announced under its item id, with no routing dispute."""
+        seq, item_id, idx, delta, _ = values
+        if self._seq is None or seq != self._seq + 1:
             return None
         call = self._calls.get(f"item:{item_id}")
         if call is None or call.item_id != item_id:
             return None
-        idx = payload.get("output_index")
         if type(idx) is int and self._call_at.get(idx, call) is not call:
             return None  # (the routing dispute: read() says it)
         self._seq = seq
