@@ -47,7 +47,8 @@ class CallBuffer:
     disputed: Anomaly | None = None
     """The first anomaly on this call whose declared effect is ``disputes``, kept whatever the
     anomaly caps: the gate refuses the call."""
-    byte_length: int = 0
+    _wide: int = field(default=0, repr=False)
+    """UTF-8 bytes of the text beyond one per character (its non-ASCII characters' extra)."""
     _parts: list[str] = field(default_factory=list, repr=False)
     _joined: int = field(default=0, repr=False)
     """How many of ``_parts`` (from the first) are blocks already joined."""
@@ -65,6 +66,11 @@ class CallBuffer:
             self._parts[:] = ["".join(self._parts)]
             self._joined = 1
         return self._parts[0] if self._parts else ""
+
+    @property
+    def byte_length(self) -> int:
+        """The text's length in UTF-8 bytes (lone surrogates as they would encode)."""
+        return self.length + self._wide
 
     @property
     def draft(self) -> Draft:
@@ -103,8 +109,8 @@ class CallBuffer:
             parts[self._joined:] = ["".join(parts[self._joined:])]
             self._joined += 1
         self.length = end = start + len(fragment)
-        self.byte_length += (len(fragment) if fragment.isascii()
-                             else len(fragment.encode("utf-8", "surrogatepass")))
+        if not fragment.isascii():
+            self._wide += len(fragment.encode("utf-8", "surrogatepass")) - len(fragment)
         draft = self._checker.feed(fragment)
         self.fragments.append(frame, start, end, draft)
         return draft
@@ -114,7 +120,7 @@ class CallBuffer:
         self._parts = [text]
         self._joined = 1
         self.length = len(text)
-        self.byte_length = len(text.encode("utf-8", "surrogatepass"))
+        self._wide = len(text.encode("utf-8", "surrogatepass")) - self.length
         self._checker = JsonPrefixChecker()
         self.origin = origin
         draft, value = self._checker.read_whole(text)

@@ -163,18 +163,12 @@ class TurnState:
     def failed(self) -> bool:
         return bool(self.errors) or self.failed_by is not None
 
-    def append_fragment(self, event: ArgumentsAppended) -> CallBuffer | None:
-        """The fast path for the commonest event: a fragment for an open call, under its limit,
-        that needs no anomaly. Returns the call, or None when :meth:`apply` must take the event."""
-        call = self.calls.get(event.key)
-        if call is None or self.append_hot(call, event.frame, event.fragment) is None:
-            return None
-        return call
-
-    def append_hot(self, call: CallBuffer, frame: int | None, fragment: str) -> Draft | None:
-        """:meth:`append_fragment` of a fragment for ``call``: the draft status it leaves, or
-        None (nothing done) when :meth:`apply` must take it."""
-        if (call.closed or call.origin != "raw" or self.halted is not None
+    def append_hot(self, key: str, frame: int | None, fragment: str) -> Draft | None:
+        """The fast path for the commonest event, a fragment for call ``key``: when the call is
+        open, under its limit, and the fragment needs no anomaly, append it and return the draft
+        status it leaves; otherwise do nothing and return None (:meth:`apply` must take it)."""
+        call = self.calls.get(key)
+        if (call is None or call.closed or call.origin != "raw" or self.halted is not None
                 or self.terminal is not None
                 or call.length + len(fragment) > self.limits.max_argument_chars):
             return None

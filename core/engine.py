@@ -188,8 +188,7 @@ class CallPipeline:
         """Frame ``frame`` was one argument fragment and nothing else (the hot path has read
         it, :mod:`.hot_path`): what :meth:`frame_into` does with it, without its steps."""
         self.last_frame = frame
-        call = self.state.calls.get(key)
-        draft = None if call is None else self.state.append_hot(call, frame, fragment)
+        draft = self.state.append_hot(key, frame, fragment)
         if draft is None:  # (not the accumulator's fast case: its general path, as _apply does)
             sink = self._sink
             self._apply([_new(ArgumentsAppended, (frame, key, fragment))], sink)
@@ -236,12 +235,12 @@ class CallPipeline:
             if type(event) is ArgumentsAppended:
                 # Nearly every event of a tool-call stream: the accumulator's fast path (taken
                 # only before the terminal signal, so the call is still waiting).
-                call = state.append_fragment(event)
-                if call is not None:
-                    draft = call.fragments.last_draft  # (call.draft, without the property)
-                    out.append(_new(CallStep, (event, call.length, draft, None, ())))
-                    if self._drafts.get(call.key) is not draft:
-                        self._wait(call, event.frame, out)  # the draft status changed
+                draft = state.append_hot(event.key, event.frame, event.fragment)
+                if draft is not None:
+                    grown = calls[event.key]
+                    out.append(_new(CallStep, (event, grown.length, draft, None, ())))
+                    if self._drafts.get(event.key) is not draft:
+                        self._wait(grown, event.frame, out)  # the draft status changed
                     continue
             key = getattr(event, "key", None)
             before = calls.get(key) if key is not None else None

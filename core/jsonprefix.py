@@ -82,6 +82,11 @@ class Draft(StrEnum):
     INVALID = "invalid"
 
 
+_EMPTY, _INCOMPLETE, _COMPLETE, _INVALID = Draft
+"""The members as module constants: an enum's attribute lookup costs more than the fast path
+of :meth:`JsonPrefixChecker.feed` it ends."""
+
+
 class _Expect(Enum):
     VALUE = "a value"
     FIRST_KEY = "a key or }"
@@ -93,8 +98,12 @@ class _Expect(Enum):
     END = "the end of the text"
 
 
+_VALUE, _FIRST_KEY, _KEY, _COLON, _OBJ_NEXT, _FIRST_ITEM, _ARR_NEXT, _END = _Expect
+"""The states as module constants (read per character of the machine: cheaper than the enum's
+attribute lookup)."""
+
 # What may follow the end of a value, by enclosing container (h11-style table, not an if-chain).
-_AFTER_VALUE = {None: _Expect.END, "{": _Expect.OBJ_NEXT, "[": _Expect.ARR_NEXT}
+_AFTER_VALUE = {None: _END, "{": _OBJ_NEXT, "[": _ARR_NEXT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +118,7 @@ class JsonPrefixChecker:
 
     def __init__(self) -> None:
         self._stack: list[str] = []
-        self._expect = _Expect.VALUE
+        self._expect = _VALUE
         self._offset = 0  # characters consumed so far
         self._seen_value = False
         self._token: str | None = None  # "string", "number", "literal"
@@ -137,15 +146,15 @@ class JsonPrefixChecker:
     @property
     def status(self) -> Draft:
         if self.error is not None:
-            return Draft.INVALID
-        if self._expect is _Expect.END:
-            return Draft.COMPLETE
+            return _INVALID
+        if self._expect is _END:
+            return _COMPLETE
         if self._token == "number" and not self._stack and _NUMBER_FULL.match(self._number) \
                 and _fits_double(self._number):
-            return Draft.COMPLETE  # a bare top-level number parses as soon as it is well formed
+            return _COMPLETE  # a bare top-level number parses as soon as it is well formed
         if not self._seen_value and self._token is None:
-            return Draft.EMPTY
-        return Draft.INCOMPLETE
+            return _EMPTY
+        return _INCOMPLETE
 
     @property
     def depth(self) -> int:
@@ -157,7 +166,7 @@ class JsonPrefixChecker:
             # Most fragments lie inside a string and hold no quote, backslash or control
             # character: they change nothing but the offset, and the draft stays incomplete.
             self._offset += len(text)
-            return Draft.INCOMPLETE
+            return _INCOMPLETE
         if self.error is None:
             self._consume(text)
         self._offset += len(text)
@@ -182,7 +191,7 @@ class JsonPrefixChecker:
         if not 0 < depth <= MAX_DEPTH:  # (a scalar, or nested deeper than the checker allows)
             return self.feed(text), NOT_READ
         self._seen_value = True
-        self._expect = _Expect.END
+        self._expect = _END
         self._offset = len(text)
         self.max_depth = depth
         return Draft.COMPLETE, value
@@ -212,25 +221,25 @@ class JsonPrefixChecker:
         """Handle the character at ``i`` outside any token; return where to go on."""
         c = text[i]
         expect = self._expect
-        if expect is _Expect.END:
+        if expect is _END:
             self._fail(i, f"data after the JSON value: {c!r}")
-        elif c == '"' and expect in (_Expect.FIRST_KEY, _Expect.KEY):
+        elif c == '"' and expect in (_FIRST_KEY, _KEY):
             self._token, self._is_key = "string", True
-        elif expect in (_Expect.VALUE, _Expect.FIRST_ITEM):
-            if c == "]" and expect is _Expect.FIRST_ITEM:
+        elif expect in (_VALUE, _FIRST_ITEM):
+            if c == "]" and expect is _FIRST_ITEM:
                 self._close()
             elif self._value_start(i, c):
                 return i  # numbers and literals are read by their token handlers
-        elif c == "}" and expect in (_Expect.FIRST_KEY, _Expect.OBJ_NEXT):
+        elif c == "}" and expect in (_FIRST_KEY, _OBJ_NEXT):
             self._close()
-        elif c == "]" and expect is _Expect.ARR_NEXT:
+        elif c == "]" and expect is _ARR_NEXT:
             self._close()
-        elif c == ":" and expect is _Expect.COLON:
-            self._expect = _Expect.VALUE
-        elif c == "," and expect is _Expect.OBJ_NEXT:
-            self._expect = _Expect.KEY
-        elif c == "," and expect is _Expect.ARR_NEXT:
-            self._expect = _Expect.VALUE
+        elif c == ":" and expect is _COLON:
+            self._expect = _VALUE
+        elif c == "," and expect is _OBJ_NEXT:
+            self._expect = _KEY
+        elif c == "," and expect is _ARR_NEXT:
+            self._expect = _VALUE
         else:
             self._fail(i, f"expected {expect.value}, got {c!r}")
         return i + 1
@@ -244,7 +253,7 @@ class JsonPrefixChecker:
                 return False
             self._stack.append(c)
             self.max_depth = max(self.max_depth, len(self._stack))
-            self._expect = _Expect.FIRST_KEY if c == "{" else _Expect.FIRST_ITEM
+            self._expect = _FIRST_KEY if c == "{" else _FIRST_ITEM
         elif c == '"':
             self._token, self._is_key = "string", False
         elif c == "-" or c.isdigit() and c.isascii():
@@ -280,7 +289,7 @@ class JsonPrefixChecker:
             c = text[i]
             if c == '"':
                 if self._is_key:
-                    self._token, self._expect = None, _Expect.COLON
+                    self._token, self._expect = None, _COLON
                 else:
                     self._value_done()
                 return i + 1
