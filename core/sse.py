@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import islice
 
 from .errors import DecoderClosed
 from .frame import Frame
@@ -48,6 +49,8 @@ _EOL_BYTES = frozenset(b"\r\n")
 _CR = 0x0D
 _LF = 0x0A
 _BOM_BYTES = b"\xef\xbb\xbf"
+_BATCH = 1024
+"""Reads :meth:`SSEDecoder.feed_hot_each` takes from its iterable at a time."""
 
 
 class SSEDecoder(FastPath):
@@ -96,8 +99,9 @@ class SSEDecoder(FastPath):
                       deliver: Callable[[Frame], None], *, more: bool = False) -> int:
         """:meth:`feed_hot` each read in turn (with ``more``, the first one continues the
         chunk fed last); while the fast path holds, the reads go through one loop
-        (:meth:`~.sse_fast.FastPath._plain_run`), not a call each (``check`` replays every
-        session a byte per read). Returns how many reads it fed."""
+        (:meth:`~.sse_fast.FastPath._plain_reads`), not a call each (``check`` replays every
+        session a byte per read). The reads are taken from ``reads`` :data:`_BATCH` at a time,
+        before any of them is fed. Returns how many reads it fed."""
         reads = iter(reads)
         before = self._chunk_base + len(self._chunk_starts)  # (a chunk start per read but one)
         if more:
@@ -106,11 +110,16 @@ class SSEDecoder(FastPath):
                 return 0
             self.feed_hot(first, take, deliver, more=True)
             before -= 1  # (it continued the last chunk: no start of its own)
-        while True:
-            chunk = self._plain_run(reads, take, deliver) if self._plain else next(reads, None)
-            if chunk is None:
-                return self._chunk_base + len(self._chunk_starts) - before
-            self.feed_hot(chunk, take, deliver)
+        while batch := list(islice(reads, _BATCH)):
+            at = 0
+            while at < len(batch):
+                if self._plain:
+                    at = self._plain_reads(batch, at, take, deliver)
+                    if at == len(batch):
+                        break
+                self.feed_hot(batch[at], take, deliver)  # (the general path's, or overflowed)
+                at += 1
+        return self._chunk_base + len(self._chunk_starts) - before
 
     def feed_more(self, piece: bytes) -> list[Frame]:
         """More bytes of the chunk fed last, as if they had come with it (same chunk number).

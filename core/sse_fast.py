@@ -11,7 +11,9 @@ produces the same frames, which the property tests check chunking by chunking.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from itertools import accumulate
+from operator import length_hint
 
 from .frame import Frame
 from .sse_fields import NO_FIELDS, big_shape, common_shape
@@ -24,6 +26,12 @@ _BIG = 1 << 16
 """Bytes of a block past which the fast path decodes it line by line (:func:`.big_shape`)."""
 _KEEP_STARTS = 4096
 """Chunk starts held before those wholly before the pending block are let go."""
+_RUN = 32
+"""Reads without a line end per read with one, at least, for a batch to be taken a run at a time
+(:meth:`FastPath._small_reads`: a run costs a bisection and a few copies, a read in it almost
+nothing): a stream fed a byte or two per read. Also the fewest reads of such a batch."""
+_RUN_BYTES = 1 << 16
+"""Bytes of a batch, at most, for it to be taken a run at a time (they are joined)."""
 
 Take = Callable[[bytes, int, int, int], bool]
 """The hot path's offer (:meth:`.sse.SSEDecoder.feed_hot`): ``(bytes, start, text_end, frame
@@ -38,12 +46,22 @@ Python lambda around this call; every field is given, defaults included): half t
 class FastPath(DecoderState):
     """The fast path of :class:`~.sse.SSEDecoder` (no CR in the buffer, no BOM pending)."""
 
-    def _plain_run(self, reads: Iterator[bytes], take: Take,
-                   deliver: Callable[[Frame], None]) -> bytes | None:
-        """Feed reads from ``reads`` while the fast path holds: each is its own read (its start
-        kept, its bytes buffered, its line ends drained as they come), with the decoder's
-        counters in locals. Returns the first read the fast path cannot take (one holding a
-        CR, or any read once a block overflowed), None when ``reads`` ran out."""
+    def _plain_reads(self, batch: list[bytes], at: int, take: Take,
+                     deliver: Callable[[Frame], None]) -> int:
+        """Feed ``batch[at:]`` while the fast path holds, each read its own read (its start kept,
+        its bytes buffered, its line ends drained as they come). Returns the index of the first
+        read the fast path did not take (one holding a CR, or any read once a block
+        overflowed), ``len(batch)`` when it took them all. Reads that hold no line end are
+        taken a run at a time when they are small (:meth:`_small_reads`), else one by one with
+        the decoder's counters in locals."""
+        reads = batch[at:] if at else batch
+        if len(reads) >= _RUN:
+            lengths = list(map(len, reads))
+            size = sum(lengths)
+            if size <= _RUN_BYTES:
+                joined = b"".join(reads)
+                if (joined.count(10) + joined.count(13)) * _RUN < len(reads):
+                    return at + self._small_reads(reads, joined, lengths, take, deliver)
         buf = self._buf
         append = self._chunk_starts.append
         max_block = self._max_block
@@ -51,10 +69,11 @@ class FastPath(DecoderState):
         # On the fast path the buffer is the stream from the pending block's start to the last
         # byte received: it outgrows the limit when ``received`` passes ``limit``.
         limit = self._block_start + max_block
-        for chunk in reads:
+        left = iter(reads)  # (where it stops: the reads after are length_hint(left))
+        for chunk in left:
             if 13 in chunk:  # (a CR: the general path's)
                 self._received = received
-                return chunk
+                return len(batch) - length_hint(left) - 1
             append(received)
             received += len(chunk)
             buf += chunk
@@ -62,14 +81,66 @@ class FastPath(DecoderState):
                 self._received = received
                 self._drain_lf(take, deliver)
                 if not self._plain:
-                    return next(reads, None)
+                    return len(batch) - length_hint(left)
                 limit = self._block_start + max_block
             elif received > limit:
                 self._received = received
                 deliver(self._overflow())
-                return next(reads, None)
+                return len(batch) - length_hint(left)
         self._received = received
-        return None
+        return len(batch)
+
+    def _small_reads(self, reads: list[bytes], joined: bytes, lengths: list[int], take: Take,
+                     deliver: Callable[[Frame], None]) -> int:
+        """:meth:`_plain_reads` of ``reads`` (``joined`` their bytes, ``lengths`` theirs), each
+        run of reads without a line end taken at once: their starts (a running sum of their
+        lengths) and their bytes are what the reads one by one would have added, and the read
+        that takes the block past the limit is found by bisection over their ends. A read that
+        holds a line end is fed on its own. tests/test_sse_feed_hot.py holds this equal to
+        :meth:`~.sse.SSEDecoder.feed_hot` read by read."""
+        base = self._received
+        ends = list(accumulate(lengths, initial=base))  # read k is ends[k]:ends[k + 1]
+        starts, buf, view = self._chunk_starts, self._buf, memoryview(joined)
+        count = len(reads)
+        cr, lf = joined.find(b"\r"), joined.find(b"\n")
+        k = 0
+        while True:
+            if cr < 0 and lf < 0:
+                line_end = count
+            else:  # the read that holds the next line-end byte (an empty read holds none)
+                at = lf if cr < 0 else cr if lf < 0 else min(cr, lf)
+                line_end = bisect_right(ends, base + at, k) - 1
+            if line_end > k:  # reads k .. line_end - 1 hold no line end
+                end = ends[line_end]
+                limit = self._block_start + self._max_block
+                if end > limit:  # the first read whose end passes it overflows the block
+                    over = bisect_right(ends, limit, k + 1)
+                    starts.extend(ends[k:over])
+                    buf += view[ends[k] - base:ends[over] - base]
+                    self._received = ends[over]
+                    deliver(self._overflow())
+                    return over
+                starts.extend(ends[k:line_end])
+                buf += view[ends[k] - base:end - base]
+                self._received = end
+                k = line_end
+            if k == count:
+                return count
+            chunk = reads[k]
+            if 13 in chunk:
+                return k
+            starts.append(self._received)  # (an LF read, fed as _plain_reads feeds one)
+            self._received += len(chunk)
+            buf += chunk
+            self._drain_lf(take, deliver)
+            if not self._plain:
+                return k + 1
+            k += 1
+            after = ends[k] - base
+            if 0 <= lf < after:
+                lf = joined.find(b"\n", after)
+            # (cr needs no update: every read before the one that holds it is CR-free, and
+            # that read ends the run)
 
     def _drain_lf(self, take: Take | None = None,
                   deliver: Callable[[Frame], None] | None = None) -> list[Frame]:

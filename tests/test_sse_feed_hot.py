@@ -1,33 +1,38 @@
-"""SSEDecoder.feed_hot_each (the reads of a run in one loop, the decoder's counters in locals:
-sse_fast.FastPath._plain_run) against the per-read path, SSEDecoder.feed_hot once per read:
-the same frames with their chunk numbers, the same blocks offered to the hot path's take (and
-the same frames when it reads them), the same counts, the same state left for close."""
+"""SSEDecoder.feed_hot_each (reads in batches: runs of small reads without a line end taken at
+once, sse_fast.FastPath._small_reads; other reads in one loop, the decoder's counters in
+locals) against the per-read path, SSEDecoder.feed_hot once per read: the same frames with
+their chunk numbers, the same blocks offered to the hot path's take (and the same frames when
+it reads them), the same chunk starts and counts, the same state left for close."""
 
 from __future__ import annotations
 
 import zlib
 
+from callscope.core import sse, sse_fast
 from callscope.core.frame import Frame
 from callscope.core.sse import SSEDecoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sse_properties import TOKENS, chunked
 
-LF_TOKENS = [t for t in TOKENS if b"\r" not in t] + [b'data: {"a": 1}', b"event: e\ndata: {}"]
+LF_TOKENS = [t for t in TOKENS if b"\r" not in t] + [
+    b'data: {"a": 1}', b"event: e\ndata: {}", b"x" * 40, b'data: {"a": "' + b"y" * 90 + b'"}']
 lf_streams = st.lists(st.sampled_from(LF_TOKENS), max_size=60).map(b"".join)
 any_streams = st.lists(st.one_of(st.sampled_from(TOKENS), st.binary(max_size=3)),
                        max_size=60).map(b"".join)
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[list[bytes], int, bool, int]:
+def cases(draw: st.DrawFn) -> tuple[list[bytes], int, bool, int, int, int]:
     stream = draw(st.one_of(lf_streams, any_streams))
     if draw(st.booleans()):  # a byte per read, as check feeds it
         reads = [stream[i:i + 1] for i in range(len(stream))]
     else:
         reads = chunked(stream, draw(st.lists(st.integers(0, len(stream)), max_size=20)))
-    limit = draw(st.sampled_from([1, 4, 12, 40, 1 << 20]))
-    return reads, limit, draw(st.booleans()), draw(st.integers(0, 3))
+    limit = draw(st.sampled_from([1, 4, 12, 40, 300, 1 << 20]))
+    run = draw(st.sampled_from([1, 2, 8, sse_fast._RUN]))  # (runs taken at once more often)
+    batch = draw(st.sampled_from([1, 3, 50, sse._BATCH]))
+    return reads, limit, draw(st.booleans()), draw(st.integers(0, 3)), run, batch
 
 
 class Recorder:
@@ -55,8 +60,18 @@ def _state(decoder: SSEDecoder) -> tuple[object, ...]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
-def test_feed_hot_each_is_feed_hot_per_read(case: tuple[list[bytes], int, bool, int]) -> None:
-    reads, limit, more, every = case
+def test_feed_hot_each_is_feed_hot_per_read(
+        case: tuple[list[bytes], int, bool, int, int, int]) -> None:
+    reads, limit, more, every, run, batch = case
+    saved = sse_fast._RUN, sse._BATCH
+    sse_fast._RUN, sse._BATCH = run, batch
+    try:
+        _compare(reads, limit, more, every)
+    finally:
+        sse_fast._RUN, sse._BATCH = saved
+
+
+def _compare(reads: list[bytes], limit: int, more: bool, every: int) -> None:
     head, rest = reads[:2], reads[2:]  # (a run after the first reads, as push_reads feeds it)
     one, each = SSEDecoder(limit), SSEDecoder(limit)
     by_read, in_run = Recorder(every), Recorder(every)
