@@ -57,10 +57,12 @@ class TurnState:
     anomalies: list[Anomaly] = field(default_factory=list)
     text: dict[str, list[str]] = field(default_factory=dict)
     limits: Limits = DEFAULT_LIMITS
-    columns: bool = True
-    """Whether calls keep each fragment's frame and span (:class:`.fragments.Fragments`, what
-    the views show) or only their count and last draft status (:class:`.fragments.
-    FragmentCount`, all the gate and the turn record read). Set before the first call opens."""
+    outcome_only: bool = False
+    """Whether the turn keeps only what its outcome reads (``replay --summary``, the engine's
+    one such setting): calls opened from then on keep their fragments' count and last draft
+    status (:class:`.fragments.FragmentCount`, all the gate and the turn record read), not
+    each fragment's frame and span (:class:`.fragments.Fragments`, what the views show), and
+    decisions keep no parsed arguments (:meth:`.Decision.without_arguments`)."""
     halted: str | None = None
     """Why the engine stopped interpreting this turn (a limit), or None."""
     anomaly_counts: dict[str, int] = field(default_factory=dict)
@@ -77,9 +79,10 @@ class TurnState:
     when it is (found by review: the gate never saw them)."""
     disputes: dict[str, Anomaly] = field(default_factory=dict)
     """The first disputing anomaly of each call not opened yet (not capped)."""
-    held_read: str | None = field(default=None, repr=False, compare=False)
-    """The call whose whole-object text's parse is held for the gate (:meth:`CallBuffer.
-    parsed`): the last one set, so a turn holds one parse beside the texts, as the gate does."""
+    parse_held_by: str | None = field(default=None, repr=False, compare=False)
+    """The key of the call whose whole-object text's parse is held for the gate
+    (:meth:`CallBuffer.parsed`): the last one set, so a turn holds one parse beside the texts,
+    as the gate does."""
     unreadable: Anomaly | None = None
     """The first anomaly whose declared effect is ``unreadable`` (not capped): the gate refuses
     every call of the turn."""
@@ -216,10 +219,10 @@ class TurnState:
                                          "a whole-object argument replaced a different one",
                                          call.key))
                 call.replace(event.frame, event.text, event.origin)
-                held = self.held_read
+                held = self.parse_held_by
                 if held is not None and held != call.key and held in self.calls:
                     self.calls[held].drop_read()
-                self.held_read = call.key
+                self.parse_held_by = call.key
             case ArgumentPiece():
                 self._call_for(event.key, event.frame, found).pieces.append(event)
             case CallClosed():
@@ -307,7 +310,7 @@ class TurnState:
         if call is None:
             call = self.calls[event.key] = CallBuffer(
                 event.key, event.frame, event.id, event.call_id, event.name, event.kind,
-                fragments=Fragments() if self.columns else FragmentCount())
+                fragments=FragmentCount() if self.outcome_only else Fragments())
             call.anomalies.extend(self.orphans.pop(event.key, ()))
             call.disputed = self.disputes.pop(event.key, None)
         else:  # (a reader opens a key once; a hostile stream can make one open it again)
@@ -332,7 +335,7 @@ class TurnState:
             found.append(Anomaly(frame, Code.DELTA_FOR_UNKNOWN_CALL,
                                  f"arguments for {key}, which was never opened (kept)", key))
             call = self.calls[key] = CallBuffer(
-                key, frame, fragments=Fragments() if self.columns else FragmentCount())
+                key, frame, fragments=FragmentCount() if self.outcome_only else Fragments())
             call.anomalies.extend(self.orphans.pop(key, ()))
             call.disputed = self.disputes.pop(key, None)
         return call

@@ -113,9 +113,6 @@ class CallPipeline:
         self._finished = False
         self._sink: list[Step] = []
         """Where the steps nobody wants go (:meth:`push_frame`), emptied after each frame."""
-        self.keep_arguments = True
-        """Whether decisions keep the parsed arguments (:meth:`.Decision.without_arguments`):
-        ``replay --summary`` reads none."""
         if protocol is not None:
             self.reader = reader_for(protocol)
 
@@ -291,7 +288,7 @@ class CallPipeline:
             if key in self.decisions:
                 continue
             decision = decide(call, ctx, frame)
-            if not self.keep_arguments:
+            if self.state.outcome_only:
                 decision = decision.without_arguments()
             self.decisions[key] = decision
             out.append(DecisionStep(decision))

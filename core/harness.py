@@ -43,8 +43,8 @@ class Decision:
     """The id of the rule that refused (:data:`.gate.rules.RULES`), or None."""
 
     def without_arguments(self) -> Decision:
-        """What a caller that reads only the outcome keeps (:attr:`.CallPipeline.
-        keep_arguments`): the decision without the parsed arguments, the gate's and the lenient
+        """What a caller that reads only the outcome keeps (:attr:`.TurnState.
+        outcome_only`): the decision without the parsed arguments, the gate's and the lenient
         harness's, which only step records and the views show (a long call's are megabytes)."""
         lenient = self.lenient
         if lenient is not None and lenient.arguments is not None:

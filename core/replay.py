@@ -147,12 +147,10 @@ def replay_outcome(chunks: Iterable[TimedBytes], engine: Engine, watch: EndingWa
                    chunking: Chunking = Chunking("recorded"), cut_at: int | None = None) -> None:
     """:func:`replay` for callers that read only the outcome (``replay --summary``): each
     read is pushed (:meth:`.Engine.push`, no steps) and the watch is told what the steps would
-    have told it: the bytes received, the last arrival time, the last frame. A fresh engine's
-    calls keep their fragment counts, not their fragments (:attr:`.TurnState.columns`), and its
-    decisions no parsed arguments (:attr:`.CallPipeline.keep_arguments`)."""
-    if not engine.state.calls:
-        engine.state.columns = False
-    engine.pipeline.keep_arguments = False
+    have told it: the bytes received, the last arrival time, the last frame. The engine keeps
+    only the outcome from here on (:attr:`.TurnState.outcome_only`: fragment counts, not
+    fragments; decisions without parsed arguments)."""
+    engine.state.outcome_only = True
     push = engine.push
     last_t: float | None = None
     for t, data in rechunk(chunks, chunking, cut_at):

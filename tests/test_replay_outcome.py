@@ -86,7 +86,7 @@ def test_a_fragment_count_forks_and_compares_by_count_and_last_status():
     assert (len(twin), twin.last_draft, len(count), count.last_draft) == (
         1, Draft.INCOMPLETE, 2, Draft.COMPLETE)
     assert count != twin and count != Fragments() and Fragments() != count
-    assert TurnState("openai-responses").columns  # (the default: the views read fragments)
+    assert not TurnState("openai-responses").outcome_only  # (the default: the views read fragments)
 
 
 def test_a_decision_without_arguments_keeps_everything_else():
