@@ -48,15 +48,18 @@ class CallBuffer:
     """The first anomaly on this call whose declared effect is ``disputes``, kept whatever the
     anomaly caps: the gate refuses the call."""
     _wide: int = field(default=0, repr=False)
-    """UTF-8 bytes of the text beyond one per character (its non-ASCII characters' extra)."""
+    """UTF-8 bytes of the text beyond one per character (its non-ASCII characters' extra), or
+    -1 until :attr:`byte_length` is asked: a whole text set at once is not encoded for it (a
+    megabyte), fragments appended after it are counted then, with it."""
     _parts: list[str] = field(default_factory=list, repr=False)
     _joined: int = field(default=0, repr=False)
     """How many of ``_parts`` (from the first) are blocks already joined."""
     length: int = 0
     """Characters of argument text so far (a field, not a property: read once per event)."""
     _checker: JsonPrefixChecker = field(default_factory=JsonPrefixChecker, repr=False)
-    _read: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
-    """A whole-object text and the draft checker's parse of it, held for the gate's strict parse
+    _read: tuple[str, Any, bool] | None = field(default=None, repr=False, compare=False)
+    """A whole-object text, the draft checker's parse of it, and whether the text is that
+    value's own orjson serialization (the reader said so), held for the gate's strict parse
     (:meth:`parsed`) until it takes it (one text parsed once, not twice)."""
 
     @property
@@ -70,6 +73,8 @@ class CallBuffer:
     @property
     def byte_length(self) -> int:
         """The text's length in UTF-8 bytes (lone surrogates as they would encode)."""
+        if self._wide < 0:
+            self._wide = len(self.text.encode("utf-8", "surrogatepass")) - self.length
         return self.length + self._wide
 
     @property
@@ -109,34 +114,40 @@ class CallBuffer:
             parts[self._joined:] = ["".join(parts[self._joined:])]
             self._joined += 1
         self.length = end = start + len(fragment)
-        if not fragment.isascii():
+        if not fragment.isascii() and self._wide >= 0:
             self._wide += len(fragment.encode("utf-8", "surrogatepass")) - len(fragment)
         draft = self._checker.feed(fragment)
         self.fragments.append(frame, start, end, draft)
         return draft
 
-    def replace(self, frame: int | None, text: str, origin: TextOrigin) -> None:
-        """Protocols that send objects set the whole text at once."""
+    def replace(self, frame: int | None, text: str, origin: TextOrigin, parsed: Any = None) -> None:
+        """Protocols that send objects set the whole text at once (``parsed``: the object or
+        array ``text`` is orjson's serialization of, when the reader says so, else None)."""
         self._parts = [text]
         self._joined = 1
         self.length = len(text)
-        self._wide = len(text.encode("utf-8", "surrogatepass")) - self.length
+        self._wide = 0 if text.isascii() else -1
         self._checker = JsonPrefixChecker()
         self.origin = origin
-        draft, value = self._checker.read_whole(text)
-        self._read = None if value is NOT_READ else (text, value)
+        draft, value = self._checker.read_whole(text, parsed)
+        self._read = None if value is NOT_READ else (text, value, value is parsed)
         self.fragments.append(frame, 0, self.length, draft)
 
     def parsed(self) -> Any:
         """orjson's reading of the whole text (raising :class:`orjson.JSONDecodeError` as it
         does): the parse the draft checker made of this very text object, handed over once and
         let go, or else made now."""
+        return self.parsed_whole()[0]
+
+    def parsed_whole(self) -> tuple[Any, bool]:
+        """:meth:`parsed`, and whether the text is known to be that value's own orjson
+        serialization (so no object in it has a key twice: the gate need not look)."""
         read, text = self._read, self.text
         if read is not None:
             self._read = None
             if read[0] is text:  # (the same object: no fragment has changed the text since)
-                return read[1]
-        return orjson.loads(text)
+                return read[1], read[2]
+        return orjson.loads(text), False
 
     def drop_read(self) -> None:
         """Let go of the held parse (the turn holds one at a time: memory as before)."""

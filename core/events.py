@@ -54,6 +54,10 @@ class ArgumentsSet:
     key: str
     text: str
     origin: TextOrigin = "serialized"
+    parsed: Any = field(default=None, compare=False, repr=False)
+    """The object or array ``text`` is orjson's serialization of, when the reader made it so
+    (then it is also exactly ``text``'s parse, and holds no key twice), else None: the draft
+    checker and the gate take it rather than parse and re-serialize a megabyte again."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,7 +172,7 @@ class JsonPrefixChecker:
         self._offset += len(text)
         return self.status
 
-    def read_whole(self, text: str) -> tuple[Draft, Any]:
+    def read_whole(self, text: str, parsed: Any = None) -> tuple[Draft, Any]:
         """:meth:`feed` of a whole argument text to a fresh checker (a provider that sends
         argument objects: Gemini's are serialized whole, a megabyte at a time). An object or
         array that the gate's parser reads is complete, so its state is set at once: what
@@ -180,13 +180,17 @@ class JsonPrefixChecker:
         the deepest nesting), for what is read next. Anything else is walked, so the rules for
         every other text stay in :meth:`feed`. tests/test_jsonprefix.py holds the two equal.
         Returns the draft and the parse made of such a text (the gate takes it), or
-        :data:`NOT_READ`."""
+        :data:`NOT_READ`. ``parsed``, when given, is an object or array whose orjson
+        serialization ``text`` is: its parse, exactly, so it is taken for one."""
         if self._offset or self._seen_value or self._token is not None:
             return self.feed(text), NOT_READ
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return self.feed(text), NOT_READ
+        if parsed is not None:
+            value = parsed
+        else:
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                return self.feed(text), NOT_READ
         depth = _nesting(value) if type(value) is dict or type(value) is list else 0
         if not 0 < depth <= MAX_DEPTH:  # (a scalar, or nested deeper than the checker allows)
             return self.feed(text), NOT_READ

@@ -463,8 +463,13 @@ def test_a_whole_call_text_is_its_serialization_however_the_payload_is_written(
     old = gemini_generate._CUT_FROM
     gemini_generate._CUT_FROM = 0 if cut_always else old
     try:
-        text = reader._whole(frame, "call:0", parsed)
+        text, value = reader._whole(frame, "call:0", parsed)
     finally:
         gemini_generate._CUT_FROM = old
     assert text == base.dumps_compact(gemini_generate.plain(parsed))
     assert type(text) is str
+    # The value handed with it (ArgumentsSet.parsed) is the text's parse, exactly, and the text
+    # its own serialization: what the draft checker and the gate take it for.
+    assert value is (parsed if type(parsed) in (dict, list) else None)
+    if value is not None:
+        assert orjson.loads(text) == value and orjson.dumps(value) == text.encode()

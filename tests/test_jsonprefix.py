@@ -6,7 +6,7 @@ import json
 
 import orjson
 import pytest
-from callscope.core.jsonprefix import MAX_DEPTH, Draft, JsonPrefixChecker, draft_status
+from callscope.core.jsonprefix import MAX_DEPTH, NOT_READ, Draft, JsonPrefixChecker, draft_status
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +187,29 @@ def test_read_whole_leaves_what_feed_leaves(text, then):
     whole, walked = JsonPrefixChecker(), JsonPrefixChecker()
     assert whole.read_whole(text)[0] is walked.feed(text)
     assert _behaviour(whole, then) == _behaviour(walked, then)
+
+
+def _serialized(value: object) -> tuple[str, object] | None:
+    try:
+        return orjson.dumps(value).decode(), orjson.loads(orjson.dumps(value))
+    except orjson.JSONEncodeError:  # (an integer past 64 bits: no orjson text to hand over)
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values.map(_serialized).filter(lambda t: t is not None),
+       st.lists(st.sampled_from(["", " ", "}", "]", ",", '"a"', "1", "x"]), max_size=3))
+def test_read_whole_of_a_serialization_with_its_value_leaves_what_parsing_it_leaves(pair, then):
+    """A reader that made the text by serializing a value hands the value over
+    (:attr:`.ArgumentsSet.parsed`): taken for the parse, it leaves what parsing would."""
+    text, value = pair
+    if type(value) is not dict and type(value) is not list:
+        value = None  # (only an object or array is handed over)
+    given_, parsed = JsonPrefixChecker(), JsonPrefixChecker()
+    draft, got = given_.read_whole(text, value)
+    assert (draft, got) == parsed.read_whole(text)
+    assert got is NOT_READ or value is None or got is value
+    assert _behaviour(given_, then) == _behaviour(parsed, then)
 
 
 def test_read_whole_on_a_checker_that_has_text_already_walks_it():

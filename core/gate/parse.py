@@ -23,10 +23,11 @@ def parse_arguments(call: CallBuffer, empty_means_object: bool) -> Parsed | None
     if not text.strip() and empty_means_object:
         return {}, "empty argument text means no arguments in this protocol"
     try:
-        value = call.parsed()
+        value, serialized = call.parsed_whole()
     except orjson.JSONDecodeError:
         return None
-    return None if duplicate_key(text, value) is not None else (value, "")
+    # (a value's own serialization has no key twice: see duplicate_key)
+    return None if not serialized and duplicate_key(text, value) is not None else (value, "")
 
 
 class _Duplicate(Exception):

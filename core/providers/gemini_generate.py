@@ -261,9 +261,9 @@ class GeminiGenerateReader(ProtocolReader):
             args = {}
         if not isinstance(args, dict):
             self.anomaly(frame, Code.ARGS_NOT_OBJECT, f"args is {short(args)}", key=key)
-        text = self._whole(frame, key, args)
+        text, parsed = self._whole(frame, key, args)
         if text is not None:
-            self.emit(ArgumentsSet(frame.index, key, text, "serialized"))
+            self.emit(ArgumentsSet(frame.index, key, text, "serialized", parsed))
             self.close_call(frame, key, late)
 
     def _close(self, frame: Frame, state: _Candidate, missing: str | None) -> None:
@@ -293,29 +293,32 @@ class GeminiGenerateReader(ProtocolReader):
         # None leaves the call without text and unclosed, so the gate can never run it.
         return self.serialized(frame, key, plain(value))
 
-    def _whole(self, frame: Frame, key: str, args: Any) -> str | None:
-        """:meth:`_dump` of a whole call's ``args`` (parsed values: nothing to make plain).
-        The text is the serialization; when the frame's own text holds those very bytes just
-        after the ``"args":`` key (a compact payload, the usual one), it is cut from there:
-        the same string, without decoding a megabyte of non-ASCII text again."""
+    def _whole(self, frame: Frame, key: str, args: Any) -> tuple[str | None, Any]:
+        """:meth:`_dump` of a whole call's ``args`` (parsed values: nothing to make plain), and
+        ``args`` itself when the text is orjson's serialization of an object or array (see
+        :attr:`.ArgumentsSet.parsed`), else None. When the frame's own text holds those very
+        bytes just after the ``"args":`` key (a compact payload, the usual one), the text is
+        cut from there: the same string, without decoding a megabyte of non-ASCII text again."""
         try:
             encoded = orjson.dumps(args)
         except (orjson.JSONEncodeError, TypeError):
-            return self.serialized(frame, key, args)  # (the fallback and the anomaly are there)
+            # (the fallback and the anomaly are there; its text is not orjson's)
+            return self.serialized(frame, key, args), None
+        parsed = args if type(args) is dict or type(args) is list else None
         if len(encoded) < _CUT_FROM or encoded.isascii():
-            return encoded.decode()
+            return encoded.decode(), parsed
         data = frame.data
         try:
             raw = data.encode()  # (cheap: orjson's parse of the payload left its UTF-8 cached)
         except UnicodeEncodeError:
-            return encoded.decode()
+            return encoded.decode(), parsed
         at = raw.find(b'"args":') + 7
         if at < 7 or not raw.startswith(encoded, at):
-            return encoded.decode()
+            return encoded.decode(), parsed
         # Equal bytes at a character boundary (both start with an ASCII byte and are whole
         # UTF-8): the characters between are the same string.
         start = len(raw[:at].decode())
-        return data[start:len(data) - len(raw[at + len(encoded):].decode())]
+        return data[start:len(data) - len(raw[at + len(encoded):].decode())], parsed
 
     # -- Vertex partialArgs --------------------------------------------------------------
 
