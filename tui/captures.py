@@ -395,8 +395,7 @@ class ProxyApp(ListingApp):
         self.header = capture.header
         capture.catch_up()
         self.show_timeline(capture.timeline, os.path.basename(capture.path))
-        if self.screen is self.list_screen:
-            self.pop_screen()
+        self.leave_list()
         end = capture.timeline.end
         if end is not None and end.kind != "clean":  # an error body is in no pane: say it
             self.notify(end_notice(end), markup=False, severity="error", timeout=8)

@@ -20,6 +20,7 @@ from textual.widgets import DataTable
 
 from .app import CallscopeApp
 from .commands import DEBUGGER_ACTIONS
+from .footer import FittingFooter
 
 PADDING = 1
 """Cells a column takes beyond its width: one blank after it (the tables have no cell padding)."""
@@ -99,7 +100,10 @@ class ListingApp(CallscopeApp):
         """Bring the list up to date as it comes back on screen (nothing by default)."""
 
     def action_captures(self) -> None:
-        if self.screen is not self.list_screen:
+        if self._leaving:  # (asked for before the list was left: it stays)
+            self._leaving = False
+            self.before_list()
+        elif self.screen is not self.list_screen:
             self.before_list()
             self.push_screen(self.list_screen)
 
@@ -107,10 +111,46 @@ class ListingApp(CallscopeApp):
         if not self.has_open():
             self.notify(f"No {self.ITEM} open yet: enter opens the one under the cursor.",
                         timeout=2)
-        elif self.screen is self.list_screen:
-            self.pop_screen()
+        else:
+            self.leave_list()
+
+    # The panes' screen is laid out beneath the list (it follows what is opened in it), and
+    # the list is left only once that screen has laid out what the panes now show and its
+    # footer holds the debugger's keys: popped at once, the list would give way to a frame of
+    # the panes drawn before the layout their new rows need (a summary a row too tall) and
+    # before the footer's keys (which the list keeps off), each put right a refresh later.
+
+    _leaving = False
+    """The list is being left: the debugger's keys apply (the panes' footer lists them)."""
+
+    def leave_list(self) -> None:
+        """Show the panes in place of the list (see above), after what was opened in them."""
+        if self.screen is not self.list_screen or self._leaving:
+            return
+        self._leaving = True
+        footers = self.default_screen.query(FittingFooter)
+        if footers:  # (composed in its own message loop, as a widget's compose must be)
+            footers.first().call_later(self._compose_then_leave, footers.first())
+        else:
+            self.default_screen.call_after_refresh(self._after_layout)
+
+    async def _compose_then_leave(self, footer: FittingFooter) -> None:
+        try:
+            await footer.recompose()
+        finally:
+            self.default_screen.call_after_refresh(self._after_layout)
+
+    def _after_layout(self) -> None:
+        # (the layout's resizes may ask for one more: a summary's height follows its rows)
+        self.default_screen.call_after_refresh(self._pop_list)
+
+    def _pop_list(self) -> None:
+        if self._leaving:  # (not when the list was asked for again meanwhile)
+            self._leaving = False
+            if self.screen is self.list_screen:
+                self.pop_screen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.screen is self.list_screen:
+        if self.screen is self.list_screen and not self._leaving:
             return action not in DEBUGGER_ACTIONS
         return True if action == "captures" else super().check_action(action, parameters)

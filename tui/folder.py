@@ -267,8 +267,7 @@ class FolderApp(ListingApp):
         self.note = f"{os.path.relpath(path, self.directory)} (l: back to the folder)"
         self.query_one("#status").set_class(True, "-note")
         self.show_timeline(timeline, path, grows=False)
-        if self.screen is self.list_screen:
-            self.pop_screen()
+        self.leave_list()
 
     def has_open(self) -> bool:
         return self.opened is not None
