@@ -169,6 +169,14 @@ class FrameColumns(_Frames):
         kept = [i for i in self.kept_in(first, stop) if needle in self._kept[i].raw.lower()]
         return sorted(found + kept) if kept and found else found or kept
 
+    def spans(self, first: int, stop: int) -> tuple[bytearray, list[tuple[int, int, int]]]:
+        """The buffer, and where the bytes of each frame from ``first`` to ``stop`` (excluded)
+        made again from it are there: (frame, start, end), in order (read them, never write)."""
+        offsets, starts, ends = self._offsets, self.starts, self.ends
+        kept = self._kept
+        return self._buf, [(i, offsets[i], offsets[i] + ends[i] - starts[i])
+                           for i in range(first, min(stop, len(offsets))) if i not in kept]
+
     def kept_in(self, first: int, stop: int) -> Sequence[int]:
         """The frames from ``first`` to ``stop`` (excluded) kept as they came, in order."""
         order = self._kept_order

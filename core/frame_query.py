@@ -127,9 +127,23 @@ def add_steps(facts: FrameFacts, steps: Iterable[Step]) -> Iterator[None]:
 
 def add_events(facts: FrameFacts, first: int, stop: int) -> None:
     """The event names of frames ``first`` to ``stop`` (excluded), in place of the last ones."""
+    frames = facts.frames
     events: dict[int, str] = {}
+    made: Iterable[tuple[int, Frame]]
+    if isinstance(frames, FrameColumns):
+        others = list(frames.kept_in(first, stop))  # (the frames whose name takes the frame made)
+        buf, spans = frames.spans(first, stop)
+        for i, start, end in spans:
+            name = _name_in(buf, start, end)
+            if name is None:
+                others.append(i)
+            else:
+                events[i] = name
+        made = ((i, frames[i]) for i in sorted(others))
+    else:
+        made = enumerate(frames[first:stop], first)
     chunks: list[tuple[int, Frame]] = []  # an InvokeModel stream's chunks
-    for i, f in enumerate(facts.frames[first:stop], first):
+    for i, f in made:
         events[i] = event_name(f)
         if f.headers and f.event == "chunk":
             chunks.append((i, f))
@@ -139,6 +153,23 @@ def add_events(facts: FrameFacts, first: int, stop: int) -> None:
         from .providers.bedrock_invoke import carried_event
 
         facts.carried = {i: name for i, f in chunks if (name := carried_event(f))}
+
+
+def _name_in(buf: bytearray, start: int, end: int) -> str | None:
+    """:func:`.frame.event_name` of a frame made again from the columns (``event: E`` then
+    ``data: X``, or ``data: X``), from its bytes ``buf[start:end]``, when they tell it at once;
+    else None. An ``event:`` line names it (a line end is ASCII: the line decodes alone as in
+    the whole). A JSON object that has no ``type`` in its bytes and no escaped letter
+    (``\\u00..``) has no ``type`` or ``event_type`` key: it names no event."""
+    if buf.startswith(b"event: ", start, end):
+        stop = buf.find(b"\n", start, end)
+        if buf[stop - 1] == 0x0D:  # (a CRLF frame)
+            stop -= 1
+        return buf[start + 7:stop].decode("utf-8", "replace") if stop > start + 7 else None
+    if (buf.startswith(b"data: {", start, end) and buf.find(b"type", start, end) < 0
+            and buf.find(b"\\u00", start, end) < 0):
+        return ""
+    return None
 
 
 def frame_facts(steps: Iterable[Step], frames: Sequence[Frame]) -> FrameFacts:

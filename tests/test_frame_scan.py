@@ -190,7 +190,21 @@ def a_needle(rng: random.Random, values: dict[str, list[str]]) -> str:
     return value.upper() if rng.random() < 0.3 else value
 
 
+def assert_same_facts(timeline: Timeline) -> None:
+    """The facts read from the columns and the steps are those read from every frame made."""
+    n = len(timeline.frames)
+    facts = q.frame_facts(timeline.steps.objects(), timeline.frames)
+    ref = ReferenceFacts(list(timeline.steps), list(timeline.frames))
+    assert [facts.events[i] for i in range(n)] == ref.events
+    assert facts.carried == ref.carried
+    assert [sorted(facts.calls(i)) for i in range(n)] == [sorted(c) for c in ref.calls]
+    assert [facts.tools(i) for i in range(n)] == ref.tools
+    assert [facts.anomalies.get(i, set()) for i in range(n)] == ref.anomalies
+    assert [facts.raw(i) for i in range(n)] == [f.raw for f in ref.frames]
+
+
 def assert_same_search(timeline: Timeline, rng: random.Random, filters: int, needles: int) -> None:
+    assert_same_facts(timeline)
     values = pool(timeline)
     n = len(timeline.frames)
     for text in [a_filter(rng, values) for _ in range(filters)] + \
@@ -200,9 +214,13 @@ def assert_same_search(timeline: Timeline, rng: random.Random, filters: int, nee
 
 
 NAMED_BLOCKS = [b"event: \xc3\x89t\xc3\xa9\ndata: {}", b"event: \xe2\x84\xaa\ndata: {\"a\": 1}",
-                b"event: Ping\ndata: [DONE]", b"event: \xc4\xb0x\ndata: {}"]
-"""Blocks made again from the frame columns whose event is not ASCII (found by the event's name
-alone: ``bytes.lower`` leaves the bytes of a non-ASCII letter as they are)."""
+                b"event: Ping\ndata: [DONE]", b"event: \xc4\xb0x\ndata: {}",
+                b'data: {"\\u0074ype": "escaped"}', b'data: {"a": "\\"", "event_typ\\u0065": "e2"}',
+                b'event: \ndata: {"type": "named_by_data"}', b'data: {"typ": "x", "b": ["type"]}',
+                b"data: [DONE]", b'data: {"type": 3}']
+"""Blocks made again from the frame columns: events that are not ASCII (found by the event's
+name alone: ``bytes.lower`` leaves the bytes of a non-ASCII letter as they are), and payloads
+that name their event (or seem to) in the ways a reading of the bytes could miss."""
 
 
 def named(rng: random.Random, data: bytes, eol: bytes, count: int) -> bytes:
@@ -222,6 +240,17 @@ def build(path: pathlib.Path, eager: bool = False) -> Timeline:
                                    if "adversarial" in str(path) else [])
     tools_ = ToolSet(list(definitions))
     return cls.build([(c.t, c.data) for c in session.chunks()], header.protocol, tools_)
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_events_named_in_the_bytes_are_the_events_of_the_frames(eol: bytes) -> None:
+    data = (eol + eol).join(block.replace(b"\n", eol) for block in NAMED_BLOCKS * 2) + eol + eol
+    timeline = Timeline.build([(None, data)], "openai-responses", tools())
+    assert len(timeline.frames) == 2 * len(NAMED_BLOCKS)
+    assert not any(timeline.frames.is_kept(i) for i in range(len(timeline.frames)))
+    assert_same_facts(timeline)
+    assert {"escaped", "e2", "named_by_data", "\u00c9t\u00e9", "Ping", ""} <= set(
+        q.frame_facts(timeline.steps, timeline.frames).events.values())
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(p.parents[1])))

@@ -31,6 +31,7 @@ class Slices:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(search_scan, "SYNC_FRAMES", 0)
+        monkeypatch.setattr(search_scan, "FIRST_SLICE", 0.0)
         monkeypatch.setattr(search_scan, "PROGRESS", 0.0)
         monkeypatch.setattr(indexer, "SLICE", 0.0)
         monkeypatch.setattr(frame_scan, "BATCH", 2)

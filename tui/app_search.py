@@ -54,13 +54,13 @@ class SearchActions(AppMixin):
             self._scan = None
         self.search_text, self.matches = text, list(found)
         run = SearchRun(timeline, work, found, len(timeline.frames), self.cursor if announce else None)
-        if run.stop - first <= search_scan.SYNC_FRAMES or not text:
-            run.advance()
+        at_once = run.stop - first <= search_scan.SYNC_FRAMES or not text
+        if run.advance(None if at_once else search_scan.FIRST_SLICE):
             self.search_done(run, shown=True)
             return
         self._scan = run
         self.run_worker(run.run(self), name="search", group="search", exclusive=True)
-        self.refresh_view()  # (the status line says it runs)
+        self.search_progressed(run)  # (what its first slice found; the status line says it runs)
 
     def search_progress(self) -> float | None:
         """How much of the running search is done (None: none runs)."""

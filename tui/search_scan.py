@@ -2,9 +2,10 @@
 
 A search reads every frame (:func:`.frame_scan.search`); over a long session that is a second
 or more. As the indexer does (``indexer.py``: a worker thread would not be faster under the
-GIL, and would race the panes), a search of more than :data:`SYNC_FRAMES` frames runs in slices
-of about :data:`~.indexer.SLICE` seconds, each followed by :data:`~.indexer.BREATHE` seconds of
-the event loop, so a key waits at most one slice. Its matches are the app's as they are found
+GIL, and would race the panes), a search of more than :data:`SYNC_FRAMES` frames that does not
+end in its first :data:`FIRST_SLICE` seconds goes on in slices of about
+:data:`~.indexer.SLICE` seconds, each followed by :data:`~.indexer.BREATHE` seconds of the
+event loop, so a key waits at most one slice. Its matches are the app's as they are found
 (the counter grows, ``f``/``F`` and ``v`` use them), and the status line says how far it is.
 """
 
@@ -23,7 +24,11 @@ if TYPE_CHECKING:
 
 SYNC_FRAMES = 3000
 """A search of at most this many frames runs at once, in the key that asked for it (about
-10-20 ms); a larger one in slices."""
+10-20 ms); a larger one for :data:`FIRST_SLICE` seconds in the key, then in slices."""
+FIRST_SLICE = 0.04
+"""Seconds a large search runs in the key that asked for it: most searches of a session of
+10^4 frames end in it (then shown as one that ran at once, without a paint of its progress);
+with the paint that follows, the key stays under 100 ms."""
 PROGRESS = 0.1
 """Seconds between two showings of a running search's matches and progress (and at once when
 the first match is found)."""
