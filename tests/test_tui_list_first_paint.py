@@ -22,20 +22,26 @@ from textual.widgets import DataTable
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("size", [(200, 50), (120, 30), (80, 24)])
-async def test_a_session_opened_from_the_folder_is_painted_right_from_its_first_frame(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, size: tuple[int, int]) -> None:
-    for name in ("demo.jsonl", "demo_complete.jsonl"):
-        shutil.copy(ROOT / "sessions" / name, tmp_path / name)
-    paints: list[str] = []
+@pytest.fixture
+def paints(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every paint of the panes' screen (the app's default screen) while it is on top."""
+    painted: list[str] = []
     refresh = Screen._compositor_refresh
 
     def recorded(screen: Screen) -> None:  # type: ignore[type-arg]
         refresh(screen)
-        if screen is app.screen and screen is app.default_screen:
-            paints.append(screen_text(screen))
+        if screen is screen.app.screen and screen is screen.app.default_screen:
+            painted.append(screen_text(screen))
 
     monkeypatch.setattr(Screen, "_compositor_refresh", recorded)
+    return painted
+
+
+@pytest.mark.parametrize("size", [(200, 50), (120, 30), (80, 24)])
+async def test_a_session_opened_from_the_folder_is_painted_right_from_its_first_frame(
+        paints: list[str], tmp_path: pathlib.Path, size: tuple[int, int]) -> None:
+    for name in ("demo.jsonl", "demo_complete.jsonl"):
+        shutil.copy(ROOT / "sessions" / name, tmp_path / name)
     app = FolderApp(str(tmp_path))
     async with app.run_test(size=size) as pilot:
         await all_read(app, pilot, 2)
@@ -53,18 +59,8 @@ async def test_a_session_opened_from_the_folder_is_painted_right_from_its_first_
 
 @pytest.mark.parametrize("size", [(200, 50), (80, 24)])
 async def test_a_capture_opened_from_the_proxy_list_is_painted_right_from_its_first_frame(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, paced: Paced,
-        size: tuple[int, int]) -> None:
+        paints: list[str], tmp_path: pathlib.Path, paced: Paced, size: tuple[int, int]) -> None:
     """A capture that ended, opened from the list (the facts the relay would write, given)."""
-    paints: list[str] = []
-    refresh = Screen._compositor_refresh
-
-    def recorded(screen: Screen) -> None:  # type: ignore[type-arg]
-        refresh(screen)
-        if screen is app.screen and screen is app.default_screen:
-            paints.append(screen_text(screen))
-
-    monkeypatch.setattr(Screen, "_compositor_refresh", recorded)
     app = ProxyApp(paced.url, str(tmp_path / "captures"))
     body = {"stream": True, "tools": [{"type": "function", "function": t} for t in TOOLS]}
     header = SessionHeader(protocol="openai-chat",
