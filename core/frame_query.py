@@ -62,23 +62,28 @@ class FrameFacts:
     carried: dict[int, str] = field(default_factory=dict)
     """Per frame that wraps another protocol's event (Bedrock InvokeModel's ``chunk``): that
     event's name, which ``event`` also matches (the frame list shows it)."""
-    keys: dict[int, list[str]] = field(default_factory=dict)
-    """Per frame: the keys of the calls it touched."""
+    keys: dict[int, str | tuple[str, ...]] = field(default_factory=dict)
+    """Per frame: the key of the call it touched, or the keys of those it touched (no container
+    per frame for the collector to walk: a frame touches one call nearly always)."""
     numbers: dict[str, str] = field(default_factory=dict)
     """Per call key: its number (1-based, as the lanes show it), as text."""
     names: dict[str, str] = field(default_factory=dict)
     """Per call key: its tool name (the first it was given), which every frame it touched has."""
     anomalies: dict[int, set[str]] = field(default_factory=dict)
 
+    def _keys(self, i: int) -> tuple[str, ...]:
+        touched = self.keys.get(i, ())
+        return (touched,) if isinstance(touched, str) else touched
+
     def calls(self, i: int) -> Iterator[str]:
         """The numbers and keys of the calls frame ``i`` touched."""
-        for key in self.keys.get(i, ()):
+        for key in self._keys(i):
             yield self.numbers[key]
             yield key
 
     def tools(self, i: int) -> set[str]:
         names = self.names
-        return {names[key] for key in self.keys.get(i, ()) if key in names}
+        return {names[key] for key in self._keys(i) if key in names}
 
 
 STEPS_BATCH = 2000
@@ -120,9 +125,9 @@ def add_steps(facts: FrameFacts, steps: Iterable[Step]) -> Iterator[None]:
         if frame is not None and frame < n:
             touched = keys.get(frame)
             if touched is None:
-                keys[frame] = [key]
-            elif key not in touched:
-                touched.append(key)
+                keys[frame] = key
+            elif touched != key and key not in touched:
+                keys[frame] = (touched, key) if isinstance(touched, str) else (*touched, key)
 
 
 def add_events(facts: FrameFacts, first: int, stop: int) -> None:
