@@ -25,9 +25,9 @@ BATCH = 500
 
 
 def search(timeline: Timeline, text: str, first: int, found: list[int]) -> Iterator[float]:
-    """The frames from ``first`` to the last one now that match ``text`` (a display filter,
-    else text: see :meth:`~callscope.tui.app_search.SearchActions._find`), appended to
-    ``found`` as the iterator is advanced. A filter that cannot be read raises
+    """The frames from ``first`` to the last one now that match ``text`` (a display filter when
+    it reads as one, :func:`.frame_query.looks_like_filter`, else text: :func:`_text`),
+    appended to ``found`` as the iterator is advanced. A filter that cannot be read raises
     :class:`.frame_query.FilterError` here, before any work."""
     frames = timeline.frames
     stop = len(frames)  # (a live timeline grows meanwhile: its new frames are another search)
