@@ -41,8 +41,11 @@ _LF = 0x0A
 MAX_NAMES = 64
 """Event names remembered decoded (a stream uses a handful; a hostile one cannot grow it)."""
 
-INT = rb"(-?[0-9]+)"
-"""A :func:`block_shape` slot for a JSON integer (orjson refuses what JSON does: ``01``, ...)."""
+INT = rb"(-?[0-9]{1,18})"
+"""A :func:`block_shape` slot for a JSON integer (orjson refuses what JSON does: ``01``, ...).
+At most 18 digits, so every match is one orjson reads as an ``int``: past 64 bits it reads a
+float, which compares and hashes equal to an int (a block opened at -2**63 would be found by
+-2**63-1); a longer number goes to the reference, which refuses a float index."""
 STRING = rb'("[^"\\\n]*(?:\\[^\n][^"\\\n]*)*")'
 """A :func:`block_shape` slot for a JSON string: quotes around anything but a quote, a backslash
 or a line end, or a backslash and the next byte (orjson then refuses what JSON does: control
