@@ -126,8 +126,11 @@ def add_steps(facts: FrameFacts, steps: Iterable[Step]) -> Iterator[None]:
             touched = keys.get(frame)
             if touched is None:
                 keys[frame] = key
-            elif touched != key and key not in touched:
-                keys[frame] = (touched, key) if isinstance(touched, str) else (*touched, key)
+            elif isinstance(touched, str):  # (one key so far: `in` on it would test a substring)
+                if touched != key:
+                    keys[frame] = (touched, key)
+            elif key not in touched:
+                keys[frame] = (*touched, key)
 
 
 def add_events(facts: FrameFacts, first: int, stop: int) -> None:
