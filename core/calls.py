@@ -218,7 +218,8 @@ class TurnState:
                     found.append(Anomaly(event.frame, Code.ARGUMENTS_REPLACED,
                                          "a whole-object argument replaced a different one",
                                          call.key))
-                call.replace(event.frame, event.text, event.origin, event.parsed)
+                call.replace(event.frame, event.text, event.origin,
+                             None if event.parsed is None else event.parsed.take())
                 held = self.parse_held_by
                 if held is not None and held != call.key and held in self.calls:
                     self.calls[held].drop_read()

@@ -46,6 +46,20 @@ class ArgumentsAppended(NamedTuple):
     fragment: str
 
 
+class Handover:
+    """A value handed over once: the first :meth:`take` has it, and it is let go, so an event
+    the timeline keeps for its lifetime does not keep a megabyte object it carried to the state."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def take(self) -> Any:
+        value, self._value = self._value, None
+        return value
+
+
 @dataclass(frozen=True, slots=True)
 class ArgumentsSet:
     """The whole argument text, for protocols that send objects rather than text."""
@@ -54,10 +68,11 @@ class ArgumentsSet:
     key: str
     text: str
     origin: TextOrigin = "serialized"
-    parsed: Any = field(default=None, compare=False, repr=False)
+    parsed: Handover | None = field(default=None, compare=False, repr=False)
     """The object or array ``text`` is orjson's serialization of, when the reader made it so
     (then it is also exactly ``text``'s parse, and holds no key twice), else None: the draft
-    checker and the gate take it rather than parse and re-serialize a megabyte again."""
+    checker and the gate take it rather than parse and re-serialize a megabyte again. Taken
+    once, by the turn state that applies the event (an event applied again parses its text)."""
 
 
 @dataclass(frozen=True, slots=True)

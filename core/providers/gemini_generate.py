@@ -19,6 +19,7 @@ from ..events import (
     ArgumentPiece,
     ArgumentsSet,
     CallOpened,
+    Handover,
     ProviderError,
     StopReported,
     TextAppended,
@@ -263,7 +264,8 @@ class GeminiGenerateReader(ProtocolReader):
             self.anomaly(frame, Code.ARGS_NOT_OBJECT, f"args is {short(args)}", key=key)
         text, parsed = self._whole(frame, key, args)
         if text is not None:
-            self.emit(ArgumentsSet(frame.index, key, text, "serialized", parsed))
+            self.emit(ArgumentsSet(frame.index, key, text, "serialized",
+                                   None if parsed is None else Handover(parsed)))
             self.close_call(frame, key, late)
 
     def _close(self, frame: Frame, state: _Candidate, missing: str | None) -> None:
