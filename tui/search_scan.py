@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 SYNC_FRAMES = 3000
 """A search of at most this many frames runs at once, in the key that asked for it (about
 10-20 ms); a larger one for :data:`FIRST_SLICE` seconds in the key, then in slices."""
-FIRST_SLICE = 0.025
-"""Seconds a large search runs in the key that asked for it: many searches of a session of
-10^4 frames end in it (then shown as one that ran at once, without a paint of its progress);
-with the paints that follow (the search's and the next key's), a key behind it stays under
-100 ms."""
+FIRST_SLICE = 0.04
+"""Seconds a large search runs in the key that asked for it: most searches of a session of
+10^4 frames end in it, shown as one that ran at once (one paint). One that goes on in slices
+paints its progress besides and ends later (the 4 MB bench session's searches: 25 ms here, key
+to last paint p50 146 ms, p99 362; 40 ms, 55 and 91 ms, load 2.3-3); with the paint that
+follows, a key behind it stays under 100 ms."""
 PROGRESS = 0.1
 """Seconds between two showings of a running search's matches and progress (and at once when
 the first match is found)."""
