@@ -135,9 +135,11 @@ def _main() -> None:
     print(f"- session {args.session}, 200x50: search asked for, then down/up every {args.gap * 1000:.0f} ms")
     for cost in search_costs(args.session, gap=args.gap):
         first = "-" if cost.first_match is None else f"{cost.first_match * 1000:.0f} ms"
-        print(f"  {cost.text!r:<30} {cost.matches:>7} matches  first match {first:>8}  "
-              f"done {cost.done * 1000:5.0f} ms  keys {len(cost.waits):3}: p50 "
-              f"{_p(cost.waits, 0.5) * 1000:4.0f} ms  max {max(cost.waits) * 1000:5.0f} ms")
+        later = cost.waits[1:]  # (the keys pressed while it ran)
+        print(f"  {cost.text!r:<28} {cost.matches:>7} matches  first match {first:>7}  "
+              f"done {cost.done * 1000:5.0f} ms  key behind it {cost.waits[0] * 1000:4.0f} ms  "
+              + (f"{len(later)} keys while it ran: p50 {_p(later, 0.5) * 1000:3.0f} ms, max "
+                 f"{max(later) * 1000:3.0f} ms" if later else "no key while it ran"))
     with open("/proc/loadavg") as load:
         print("load average:", " ".join(load.read().split()[:3]))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from ..core import frame_query, frame_scan
-from . import safe, search_scan
+from . import indexer, safe, search_scan
 from .app_mixin import AppMixin
 from .screens import PromptScreen
 from .search_scan import SearchRun
@@ -54,8 +54,10 @@ class SearchActions(AppMixin):
             self._scan = None
         self.search_text, self.matches = text, list(found)
         run = SearchRun(timeline, work, found, len(timeline.frames), self.cursor if announce else None)
-        at_once = run.stop - first <= search_scan.SYNC_FRAMES or not text
-        if run.advance(None if at_once else search_scan.FIRST_SLICE):
+        count = run.stop - first
+        first_slice = (None if count <= search_scan.SYNC_FRAMES or not text else
+                       search_scan.FIRST_SLICE if count <= search_scan.QUICK_FRAMES else indexer.SLICE)
+        if run.advance(first_slice):
             self.search_done(run, shown=True)
             return
         self._scan = run

@@ -3,7 +3,7 @@
 A search reads every frame (:func:`.frame_scan.search`); over a long session that is a second
 or more. As the indexer does (``indexer.py``: a worker thread would not be faster under the
 GIL, and would race the panes), a search of more than :data:`SYNC_FRAMES` frames that does not
-end in its first :data:`FIRST_SLICE` seconds goes on in slices of about
+end in its first slice (:data:`FIRST_SLICE`) goes on in slices of about
 :data:`~.indexer.SLICE` seconds, each followed by :data:`~.indexer.BREATHE` seconds of the
 event loop, so a key waits at most one slice. Its matches are the app's as they are found
 (the counter grows, ``f``/``F`` and ``v`` use them), and the status line says how far it is.
@@ -26,11 +26,15 @@ SYNC_FRAMES = 3000
 """A search of at most this many frames runs at once, in the key that asked for it (about
 10-20 ms); a larger one for :data:`FIRST_SLICE` seconds in the key, then in slices."""
 FIRST_SLICE = 0.04
-"""Seconds a large search runs in the key that asked for it: most searches of a session of
-10^4 frames end in it, shown as one that ran at once (one paint). One that goes on in slices
-paints its progress besides and ends later (the 4 MB bench session's searches: 25 ms here, key
-to last paint p50 146 ms, p99 362; 40 ms, 55 and 91 ms, load 2.3-3); with the paint that
-follows, a key behind it stays under 100 ms."""
+"""Seconds a search of up to :data:`QUICK_FRAMES` frames runs in the key that asked for it: most
+searches of a session of 10^4 frames end in it, shown as one that ran at once (one paint). One
+that goes on in slices paints its progress besides and ends later (the 4 MB bench session's
+searches: 25 ms here, key to last paint p50 146 ms, p99 362; 40 ms, 55 and 91 ms, load 2.3-3);
+with the paint that follows, a key behind it stays under 100 ms."""
+QUICK_FRAMES = 20_000
+"""Frames a search can read in :data:`FIRST_SLICE` seconds, about; a larger one cannot end in
+its key, so it runs one ordinary slice there (a key behind it waits 80-107 ms on the 10^5-frame
+session with the longer first slice, load 1.2)."""
 PROGRESS = 0.1
 """Seconds between two showings of a running search's matches and progress (and at once when
 the first match is found)."""
