@@ -7,7 +7,7 @@ provider sends has one of the SSE decoder's two common shapes (``data: X``, or `
 ``data: X``; LF or CRLF line ends, nothing else), and such a frame is a function of its bytes and its
 place (its offsets, its chunks, the last event id in force). So its bytes go into one buffer, its
 place into typed arrays, and the frame is made again, equal, when asked (a pane, the JSON output,
-a search), by the decoder's own reading of those shapes (:func:`.sse._common_shape`).
+a search), by the decoder's own reading of those shapes (:func:`.sse_fields.common_shape`).
 
 A frame is kept this way only if making it again gives it back exactly, checked as it is added;
 every other frame (a comment, an id or retry line, a lone CR line end, a byte order mark, a stray
@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from .frame import Frame
-from .sse import _common_shape
+from .sse_fields import common_shape
 
 _CR = 0x0D
 _new = tuple.__new__
@@ -39,7 +39,7 @@ def _remade(i: int, start: int, end: int, raw: bytes, first_chunk: int, last_chu
         text = raw[:-4].decode("utf-8", "replace").replace("\r\n", "\n")
     else:
         text = raw[:-2].decode("utf-8", "replace")
-    shape = _common_shape(text)
+    shape = common_shape(text)
     if shape is None:
         return None
     return _new(Frame, (i, start, end, raw, shape[0], first_chunk, last_chunk, shape[1], shape[2],

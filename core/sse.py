@@ -38,7 +38,6 @@ from .errors import DecoderClosed
 from .frame import Frame
 from .sse_fast import FastPath, Take
 from .sse_fields import SPLIT_LINES
-from .sse_fields import common_shape as _common_shape  # (its old name, for frame_columns)
 
 # The end of a block: the line end of a non-empty line, then an empty line's line end. A lone
 # CR followed by LF is never the first line end (the pair is one CRLF).
@@ -259,4 +258,4 @@ def decode_all(data: bytes) -> list[Frame]:
     return decoder.feed(data) + decoder.close()
 
 
-__all__ = ["SSEDecoder", "Take", "_common_shape", "decode_all"]
+__all__ = ["SSEDecoder", "Take", "decode_all"]

@@ -11,7 +11,7 @@ import zlib
 from callscope.core import sse, sse_fast
 from callscope.core.frame import Frame
 from callscope.core.sse import SSEDecoder
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_sse_properties import TOKENS, chunked
 
@@ -58,8 +58,16 @@ def _state(decoder: SSEDecoder) -> tuple[object, ...]:
             decoder._overflowed, decoder.close())
 
 
+def _bytes(stream: bytes) -> list[bytes]:
+    return [stream[i:i + 1] for i in range(len(stream))]
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
+# (line ends next to each other inside a batch of byte reads, each run one read long)
+@example((_bytes(b"data: x\n\n\n"), 1 << 20, False, 0, 1, sse._BATCH))
+@example((_bytes(b"data: x\n\n\ndata: y\n\n"), 1 << 20, False, 1, 1, sse._BATCH))
+@example((_bytes(b"data: x\n\n\n\n" * 3), 12, True, 0, 2, 3))
 def test_feed_hot_each_is_feed_hot_per_read(
         case: tuple[list[bytes], int, bool, int, int, int]) -> None:
     reads, limit, more, every, run, batch = case

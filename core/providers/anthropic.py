@@ -61,7 +61,7 @@ _BLOCK_DELTA = "content_block_delta"
 
 _new = tuple.__new__
 """Builds an :class:`ArgumentsAppended` on the fast path without the named tuple's generated
-``__new__`` (a Python lambda around this call), as core/sse.py does for frames."""
+``__new__`` (a Python lambda around this call), as core/sse_fast.py does for frames."""
 
 
 
