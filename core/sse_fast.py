@@ -53,9 +53,11 @@ class FastPath(DecoderState):
         read the fast path did not take (one holding a CR, or any read once a block
         overflowed), ``len(batch)`` when it took them all. Reads that hold no line end are
         taken a run at a time when they are small (:meth:`_small_reads`), else one by one with
-        the decoder's counters in locals."""
+        the decoder's counters in locals. Whether they are small is judged once a batch, at its
+        first read: a CRLF stream leaves the fast path and comes back at every block, and judging
+        the rest of the batch again each time cost more than the runs saved."""
         reads = batch[at:] if at else batch
-        if len(reads) >= _RUN:
+        if not at and len(reads) >= _RUN:
             lengths = list(map(len, reads))
             size = sum(lengths)
             if size <= _RUN_BYTES:
