@@ -27,7 +27,9 @@ from ..core.redact import redact_headers
 from ..core.session import Chunk, SessionHeader, StreamEnd, redact_url, save_session
 from ..core.session import redact_header as redacted_header  # what the writer puts on disk
 from .capture_rules import protocol_for_path, request_record
-from .http1 import HTTPServer, Request, Responder
+from .http1 import Request
+from .http1_response import Responder
+from .http1_server import HTTPServer
 from .live import transport_end
 from .relay import Relay, named_in_connection, wants_stream
 from .tunnel import tunnel, wants_upgrade

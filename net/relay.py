@@ -25,7 +25,8 @@ from ..core.session import redact_header as redacted_header  # what the writer p
 from .capture_rules import is_stream
 from .capture_rules import wants_stream as asked_for_stream
 from .decoded import DecodedCopy, encoding_of, header_notes
-from .http1 import Request, Responder
+from .http1 import Request
+from .http1_response import Responder
 from .live import MAX_ERROR_BODY, transport_end
 
 if TYPE_CHECKING:

@@ -29,7 +29,9 @@ from ..core.providers import SPECS
 from ..core.replay import Chunking, TimedBytes, rechunk
 from ..core.session import Session, StreamEnd, redact_url
 from .capture_rules import protocol_for_path
-from .http1 import HTTPServer, Request, Responder
+from .http1 import Request
+from .http1_response import Responder
+from .http1_server import HTTPServer
 from .serve_quirks import QuirkError, known_quirk, quirked
 
 FAULT_HEADER = "x-callscope-fault"

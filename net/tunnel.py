@@ -16,7 +16,8 @@ import ssl
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from .http1 import MAX_HEAD_BYTES, Request, Responder
+from .http1 import MAX_HEAD_BYTES, Request
+from .http1_response import Responder
 
 CONNECT_TIMEOUT = 10.0
 HEAD_TIMEOUT = 60.0

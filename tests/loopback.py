@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import httpx
-from callscope.net.http1 import BackgroundServer
+from callscope.net.http1_server import BackgroundServer
 from callscope.net.serve import Emulator, Faults, Loaded, load, make_server
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"

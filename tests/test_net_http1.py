@@ -10,7 +10,9 @@ import time
 import orjson
 import pytest
 from callscope.net import http1
-from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
+from callscope.net.http1 import Request
+from callscope.net.http1_response import Responder
+from callscope.net.http1_server import BackgroundServer, HTTPServer
 
 
 async def _echo(request: Request, out: Responder) -> None:

@@ -305,7 +305,7 @@ def test_azure_openai_uses_its_deployment_path_api_key_and_api_version(keys, mon
 
 
 def test_a_captured_request_is_sent_again_with_the_key_from_the_environment(keys, tmp_path):
-    from callscope.net.http1 import BackgroundServer, HTTPServer
+    from callscope.net.http1_server import BackgroundServer, HTTPServer
 
     seen = []
 
@@ -354,7 +354,7 @@ def _tools_file(tmp_path):
 def test_a_har_entry_is_sent_again_to_its_endpoint(keys, tmp_path):
     import json
 
-    from callscope.net.http1 import BackgroundServer, HTTPServer
+    from callscope.net.http1_server import BackgroundServer, HTTPServer
 
     seen = []
 
@@ -428,7 +428,7 @@ def test_live_stopped_by_sigterm_saves_the_session_with_its_end_time(tmp_path):
 def test_a_compressed_stream_is_recorded_raw_and_decoded_beside_it(keys, tmp_path):
     import gzip
 
-    from callscope.net.http1 import BackgroundServer, HTTPServer
+    from callscope.net.http1_server import BackgroundServer, HTTPServer
 
     plain = CHAT.read_bytes()
     packed = gzip.compress(plain)

@@ -12,7 +12,9 @@ import orjson
 import pytest
 from callscope.core.importers import open_input
 from callscope.core.session import REDACTED
-from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
+from callscope.net.http1 import Request
+from callscope.net.http1_response import Responder
+from callscope.net.http1_server import BackgroundServer, HTTPServer
 from callscope.net.proxy import RecordingProxy
 from callscope.net.proxy import make_server as make_proxy
 from loopback import ANTHROPIC, CHAT, GENERATE, post, serving

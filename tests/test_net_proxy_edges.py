@@ -21,7 +21,9 @@ import pytest
 from callscope.core.importers import open_input
 from callscope.core.session import StreamEnd
 from callscope.core.timeline import Timeline
-from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
+from callscope.net.http1 import Request
+from callscope.net.http1_response import Responder
+from callscope.net.http1_server import BackgroundServer, HTTPServer
 from callscope.net.relay import CLOSED_EARLY
 from loopback import CHAT, post, serving
 from test_net_proxy import Chain, chunks_of, eventually

@@ -16,7 +16,9 @@ from callscope.core.engine import DecisionStep
 from callscope.core.importers import open_input
 from callscope.core.timeline import Timeline
 from callscope.core.tools import ToolSet
-from callscope.net.http1 import BackgroundServer, HTTPServer, Request, Responder
+from callscope.net.http1 import Request
+from callscope.net.http1_response import Responder
+from callscope.net.http1_server import BackgroundServer, HTTPServer
 from callscope.net.live import STOPPED, build_request
 from callscope.net.serve import Emulator, Faults, load, make_server
 from callscope.tui import safe

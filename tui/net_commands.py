@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import CallscopeError
 from ..core.tools import read_tools_file
-from ..net.http1 import HTTPServer
+from ..net.http1_server import HTTPServer
 
 if TYPE_CHECKING:
     from ..net.live import LiveRequest, LiveResult
