@@ -82,7 +82,7 @@ class Draft(StrEnum):
     INVALID = "invalid"
 
 
-_EMPTY, _INCOMPLETE, _COMPLETE, _INVALID = Draft
+_EMPTY, _INCOMPLETE, _COMPLETE, _INVALID = Draft.EMPTY, Draft.INCOMPLETE, Draft.COMPLETE, Draft.INVALID
 """The members as module constants: an enum's attribute lookup costs more than the fast path
 of :meth:`JsonPrefixChecker.feed` it ends."""
 
@@ -98,7 +98,8 @@ class _Expect(Enum):
     END = "the end of the text"
 
 
-_VALUE, _FIRST_KEY, _KEY, _COLON, _OBJ_NEXT, _FIRST_ITEM, _ARR_NEXT, _END = _Expect
+_VALUE, _FIRST_KEY, _KEY, _COLON = _Expect.VALUE, _Expect.FIRST_KEY, _Expect.KEY, _Expect.COLON
+_OBJ_NEXT, _FIRST_ITEM, _ARR_NEXT, _END = _Expect.OBJ_NEXT, _Expect.FIRST_ITEM, _Expect.ARR_NEXT, _Expect.END
 """The states as module constants (read per character of the machine: cheaper than the enum's
 attribute lookup)."""
 
