@@ -212,7 +212,7 @@ class SessionWriter:
             try:  # a re-save keeps the permissions the user gave the file
                 os.chmod(self.partial_path, stat.S_IMODE(os.stat(self.path).st_mode))
             except OSError:  # no such file yet, or it cannot be read: the default mode, and
-                pass  # the session is not lost over a permission bit (found by review)
+                pass  # the session is not lost over a permission bit
         except BaseException:
             file.close()
             self._unlink()

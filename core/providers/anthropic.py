@@ -297,7 +297,7 @@ class AnthropicReader(BlockReader):
 
     def _on_message_stop(self, frame: Frame, payload: dict[str, Any]) -> None:
         self._close_open(frame, "message_stop arrived first")
-        if not self._stopped:  # no stop_reason at all: not known to be a success (found by review)
+        if not self._stopped:  # no stop_reason at all: not known to be a success
             self.anomaly(frame, Code.MISSING_STOP_REASON,
                          "message_stop without any stop_reason; treated as failed")
             self.emit(StopReported(frame.index, "none", cut=False, failed=True))

@@ -49,7 +49,7 @@ class BlockReader(ProtocolReader):
         """A block starts under ``key``: the one ``old`` still open there is cut."""
         if old is not None:
             # The old block is cut; the new one's text then changes a closed call: both refused
-            # (found by review: the two blocks' text was spliced into one call and executed).
+            # (else the two blocks' text would be spliced into one call).
             restarted = message()
             self.anomaly(frame, self.restarted_code, restarted, key=key)
             self.close_block(frame, old, cut=restarted)

@@ -140,7 +140,7 @@ class GeminiGenerateReader(ProtocolReader):
             parts = content.get("parts") if isinstance(content, dict) else None
             if (content is not None and not isinstance(content, dict)) or \
                     (parts is not None and not isinstance(parts, list)):
-                # (found by review: dropped without a word, with the piece it carried)
+                # (said, not dropped without a word with the piece it carried)
                 self.anomaly(frame, Code.BAD_PART, f"candidate {pos}: content or parts of the wrong "
                                                 f"type ({short(content)})")
             for part in parts if isinstance(parts, list) else ():

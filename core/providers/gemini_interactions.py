@@ -184,7 +184,7 @@ class GeminiInteractionsReader(BlockReader):
                          f"{signal} without interaction.status; treated as failed")
             self.emit(StopReported(frame.index, "no status", cut=False, failed=True))
         else:
-            if verdict is None:  # (found by review: an unknown status ended the turn as a success)
+            if verdict is None:  # (an unknown status is not known to be a success: a failure)
                 self.anomaly(frame, Code.UNKNOWN_STATUS,
                              f"unknown interaction status {short(status)}; treated as failed")
             verdict = verdict or UNKNOWN_STOP

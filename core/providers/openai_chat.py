@@ -226,8 +226,8 @@ class OpenAIChatReader(ProtocolReader):
             self.anomaly(frame, Code.BAD_FINISH_REASON, f"finish_reason {short(reason)}")
             reason = short(reason)
         verdict = SPEC.classify(reason)
-        if verdict is None:  # not known to be a success: a failure (found by review: DeepSeek's
-            # insufficient_system_resource, an interrupted output, executed)
+        if verdict is None:  # not known to be a success: a failure (DeepSeek's
+            # insufficient_system_resource is an interrupted output, and names no cut)
             self.anomaly(frame, Code.UNKNOWN_FINISH_REASON,
                          f"finish_reason {short(reason)} is not documented; treated as failed")
             verdict = UNKNOWN_STOP
@@ -309,7 +309,7 @@ class OpenAIChatReader(ProtocolReader):
             open_calls = [k for k in self._order.get(c, []) if not k.closed]
             if len(open_calls) > 1:
                 # A guess between several open calls (the SDK raises here): the call it goes to
-                # is disputed (found by review: another call's arguments were completed).
+                # is disputed (a guess could complete another call's arguments).
                 self.anomaly(frame, Code.AMBIGUOUS_FRAGMENT,
                              f"a tool_calls fragment with neither index nor id, while "
                              f"{len(open_calls)} calls are open: given to the last one",

@@ -186,7 +186,7 @@ class OpenAIResponsesReader(ProtocolReader):
         at = self._call_at.get(output_index) if output_index is not None else None
         if at is not None and at is not call:
             # The id names one call, the output_index another (the SDK routes by the index):
-            # both are disputed (found by review: the two readings built different arguments).
+            # both are disputed (the two readings build different arguments).
             for disputed in (call, at):
                 self.anomaly(frame, Code.ROUTING_DISAGREES,
                              f"an event's item_id names {call.key}, its output_index "
@@ -352,8 +352,7 @@ class OpenAIResponsesReader(ProtocolReader):
                              " streamed")
                 continue
             # The final response is what the SDK's get_final_response() hands a harness: what
-            # it says of a streamed call is checked too (found by review: a different name,
-            # call_id or status there passed).
+            # it says of a streamed call (its name, call_id, status) is checked too.
             call_id, name = text_or_none(item.get("call_id")), text_or_none(item.get("name"))
             if (call_id is not None and call_id != call.call_id) or \
                     (name is not None and name != call.name):
@@ -366,7 +365,7 @@ class OpenAIResponsesReader(ProtocolReader):
                     call.final is None or fingerprint(item["arguments"]) != call.final):
                 # The final response is what the SDK's get_final_response() hands a harness: a
                 # copy that is not the one the done events gave goes to the accumulator, which
-                # compares it with the fragments (found by review: it was not checked).
+                # compares it with the fragments.
                 if call.final is not None:
                     self.anomaly(frame, Code.FINAL_ARGUMENTS_DIFFER,
                                  f"the final response's copy {short(item['arguments'])} is not "
@@ -374,7 +373,7 @@ class OpenAIResponsesReader(ProtocolReader):
                 self.emit(FinalCopy(frame.index, call.key, item["arguments"]))
         if isinstance(output, list) and listed:
             # A streamed call the final response leaves out is not in what get_final_response()
-            # hands a harness (found by review: it executed). (An empty output says nothing.)
+            # hands a harness: it must not execute. (An empty output says nothing.)
             for call in self._calls.values():
                 if call.key not in listed:
                     self.anomaly(frame, Code.CALL_MISSING_FROM_FINAL_RESPONSE,
@@ -389,8 +388,8 @@ class OpenAIResponsesReader(ProtocolReader):
                 self.anomaly(frame, Code.CALL_NOT_DONE,
                              f"{call.key} got no done event before response.completed",
                              key=call.key)
-        # A completed event whose response says otherwise is taken at its worse word (found by
-        # review: status incomplete inside response.completed executed).
+        # A completed event whose response says otherwise is taken at its worse word (status
+        # incomplete inside response.completed is a cut turn).
         self.emit(StopReported(frame.index, "completed" if status in (None, "completed")
                                else short(status), cut=status == "incomplete",
                                failed=status not in (None, "completed", "incomplete")))
