@@ -11,7 +11,7 @@ from ..core.quirks import QuirkError, apply_quirk, quirks
 from ..core.session import StreamEnd
 
 if TYPE_CHECKING:
-    from .serve import Loaded
+    from .serve_sessions import Loaded
 
 _MADE: dict[tuple[int, str], Loaded] = {}
 

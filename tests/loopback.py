@@ -9,7 +9,9 @@ from typing import Any
 
 import httpx
 from callscope.net.http1_server import BackgroundServer
-from callscope.net.serve import Emulator, Faults, Loaded, load, make_server
+from callscope.net.serve import Emulator, make_server
+from callscope.net.serve_faults import Faults
+from callscope.net.serve_sessions import Loaded, load
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 CHAT = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"

@@ -15,7 +15,9 @@ import pytest
 from callscope.core.engine import Engine
 from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
 from callscope.core.sse import decode_all
-from callscope.net.serve import FaultError, Faults, _paced, parse_faults, protocol_for_path
+from callscope.net.capture_rules import protocol_for_path
+from callscope.net.serve_faults import FaultError, Faults, parse_faults
+from callscope.net.serve_stream import _paced
 from loopback import ANTHROPIC, CHAT, CHAT_TEXT, GENERATE, INTERACTIONS, RESPONSES, post, serving
 
 ENDPOINT_CASES = [

@@ -163,7 +163,7 @@ def test_detection_and_the_registry_import_no_reader() -> None:
 
 
 def test_the_emulator_reads_its_routes_and_error_bodies_from_the_specs() -> None:
-    from callscope.net.serve import protocol_for_path
+    from callscope.net.capture_rules import protocol_for_path
 
     assert protocol_for_path("/openai/v1/responses") == "openai-responses"
     assert protocol_for_path("/v1/chat/completions") == "openai-chat"

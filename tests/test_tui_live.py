@@ -20,7 +20,9 @@ from callscope.net.http1 import Request
 from callscope.net.http1_response import Responder
 from callscope.net.http1_server import BackgroundServer, HTTPServer
 from callscope.net.live import STOPPED, build_request
-from callscope.net.serve import Emulator, Faults, load, make_server
+from callscope.net.serve import Emulator, make_server
+from callscope.net.serve_faults import Faults
+from callscope.net.serve_sessions import load
 from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
 from callscope.tui.captures import CapturesScreen, ProxyApp

@@ -82,7 +82,7 @@ def _on_stdin_end(task: asyncio.Task[Any]) -> None:
 # -- serve -------------------------------------------------------------------------------------
 
 def serve_faults(args: argparse.Namespace) -> Any:
-    from ..net.serve import Faults, check_faults, parse_faults
+    from ..net.serve_faults import Faults, check_faults, parse_faults
 
     flags = Faults(cut=args.cut, frames=args.frames, end=args.end, hold=args.hold,
                    chunk=args.chunk, delay=args.delay, speed=args.speed, rate=args.rate,
@@ -92,7 +92,8 @@ def serve_faults(args: argparse.Namespace) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from ..net.serve import Emulator, load, make_server
+    from ..net.serve import Emulator, make_server
+    from ..net.serve_sessions import load
 
     sessions = [load(path) for path in args.sessions]
     emulator = Emulator(sessions, serve_faults(args), log=_line_writer(out))
@@ -302,7 +303,7 @@ def _port(text: str) -> int:
 def add_commands(sub: Any) -> None:
     """Register ``serve``, ``live`` and ``proxy`` on an ``add_subparsers()`` object."""
     from ..net.live import PROVIDER_NAMES
-    from ..net.serve import ENDINGS
+    from ..net.serve_faults import ENDINGS
 
     p = sub.add_parser("serve", help="emulate providers: stream sessions, with faults on request")
     p.add_argument("sessions", nargs="+", metavar="SESSION")
