@@ -96,13 +96,24 @@ class CallBuffer:
     def __deepcopy__(self, memo: dict[int, Any]) -> CallBuffer:
         """A fork for ``callscope check``, which finishes a copy of the turn at every frame
         boundary: the lists are copied, their items (immutable fragments, strings, events) are
-        shared, so a fork costs C-speed list copies instead of a walk over every object."""
+        shared, so a fork costs C-speed list copies instead of a walk over every object. A
+        held parse stays with the original (the fork parses its text again if it decides the
+        call): the arguments of the two sides' decisions are never one object."""
+        twin = self.fork_to_finish()
+        twin._checker = forked(self._checker, memo)
+        return twin
+
+    def fork_to_finish(self) -> CallBuffer:
+        """A copy to finish once (the gate reads it, a closing event may change it) before
+        this buffer takes another fragment: the deep copy without the draft checker's, which
+        it shares (finishing reads the checker and never feeds it; :meth:`replace` makes a new
+        one)."""
         twin = shallow_copy(self)
         twin.fragments = self.fragments.copy()
         twin.pieces = list(self.pieces)
         twin.anomalies = list(self.anomalies)
         twin._parts = list(self._parts)
-        twin._checker = forked(self._checker, memo)
+        twin._read = None
         return twin
 
     def append(self, frame: int | None, fragment: str) -> Draft:

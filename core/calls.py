@@ -94,8 +94,20 @@ class TurnState:
     def __deepcopy__(self, memo: dict[int, Any]) -> TurnState:
         """A fork (see :meth:`CallBuffer.__deepcopy__`): events and limits are immutable and
         shared; usage values are never mutated in place, only replaced."""
-        twin = shallow_copy(self)
+        twin = self._twin()
         twin.calls = {key: forked(call, memo) for key, call in self.calls.items()}
+        return twin
+
+    def fork_to_finish(self) -> TurnState:
+        """A copy to finish once before this turn reads on (:meth:`CallBuffer.fork_to_finish`:
+        the calls share their draft checkers)."""
+        twin = self._twin()
+        twin.calls = {key: call.fork_to_finish() for key, call in self.calls.items()}
+        return twin
+
+    def _twin(self) -> TurnState:
+        """A copy whose containers are its own (their items shared), the calls' table aside."""
+        twin = shallow_copy(self)
         twin.errors = list(self.errors)
         twin.usage = dict(self.usage)
         twin.anomalies = list(self.anomalies)

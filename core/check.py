@@ -11,7 +11,7 @@ frames completed before the cut (a block cut before its blank line is never disp
 offsets fall into ``frames + 1`` classes. The pipeline is stepped once, frame by frame, and a copy
 of it is finished at each frame boundary; every byte offset is then mapped to its class with a
 binary search. A few offsets per input are also replayed for real, from zero, and must agree:
-that guards the shortcut itself.
+that guards the shortcut itself (:func:`real_cuts` says which, and why they are enough).
 """
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ from .tools import ToolSet
 
 Outcome = dict[str, tuple[str, str | None, Any]]  # call -> (action, reason, arguments)
 
-REAL_REPLAY_SAMPLES = 6
+REAL_REPLAY_SAMPLES = 2
+"""Random cuts among the real ones (:func:`real_cuts`), beside those placed by the frames."""
+BOUNDARIES_CHECKED = 4
+"""The first dispatch points cut at for real, on each side (and the frame after each, inside)."""
 
 
 @dataclass
@@ -92,7 +95,7 @@ def each_cut(frames: Sequence[Frame], pipeline: CallPipeline,
     Returns the first class whose frames include the terminal signal (None: it never came)."""
     terminal_class: int | None = None
     for m in range(len(frames) + 1):
-        finished = pipeline.fork() if m < len(frames) else pipeline
+        finished = pipeline.fork(to_finish=True) if m < len(frames) else pipeline
         finished.finish()
         visit(m, finished)
         if m < len(frames):
@@ -100,6 +103,41 @@ def each_cut(frames: Sequence[Frame], pipeline: CallPipeline,
             if terminal_class is None and pipeline.state.complete:
                 terminal_class = m + 1  # classes >= this one include the terminal frame
     return terminal_class
+
+
+def real_cuts(points: Sequence[int], terminal_class: int | None, size: int) -> list[int]:
+    """The offsets ``check`` replays from zero to guard the sweep's shortcut, in order.
+
+    A cut's class is the number of dispatch points below it, so the shortcut can be wrong in
+    three ways only, and each has its cuts here:
+
+    * at a class boundary (a dispatch point off by one: CRLF, a trailing CR, a comment line):
+      both sides of the first :data:`BOUNDARIES_CHECKED` dispatch points, and of the terminal
+      frame's, where the promise itself flips (at its point the frame has every line but the
+      blank one and nothing may execute; one byte on, the turn is complete; without a terminal
+      signal, the last frame's);
+    * inside a frame, a line cut short (the decoder fed a partial line, at close, against
+      :func:`.framing.decode_all`'s complete frames): the middle of each frame after those
+      first boundaries, which in a tool-call stream include the first argument fragments;
+    * in the state a fork carries to its finish: every class is compared with a pipeline fed
+      its frames from zero in tests/test_check_fork.py, on every bundled input; here, the
+      terminal class and the early ones, plus :data:`REAL_REPLAY_SAMPLES` random cuts for
+      what none of the above foresaw (a cut inside a recorded read mid-stream).
+
+    The early cuts cost little (a replay costs its prefix); the terminal frame's are the
+    expensive ones and the ones a safety bug shows at. The whole stream (``size``) is left
+    out: part 1 of :func:`check_input` replayed it and compared it with its class."""
+    rng = random.Random(size)
+    cuts = {0, *(rng.randint(0, size) for _ in range(REAL_REPLAY_SAMPLES))}
+    early = points[:BOUNDARIES_CHECKED + 1]
+    for i, point in enumerate(early[:BOUNDARIES_CHECKED]):
+        cuts.update((point, point + 1))
+        if i + 1 < len(early):
+            cuts.add((point + 1 + early[i + 1]) // 2)
+    if points:  # the terminal frame's point, or the last one when the signal never came
+        point = points[terminal_class - 1 if terminal_class is not None else -1]
+        cuts.update((point, point + 1))
+    return sorted(k for k in cuts if 0 <= k < size)
 
 
 def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None,
@@ -148,10 +186,7 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
     # The cut at the very end is the whole stream, which part 1 replayed already.
     if outcomes[-1] != baseline:
         report.violations.append("internal: the whole stream disagrees with its class")
-    rng = random.Random(len(data))
-    samples = {0, *(rng.randint(0, len(data)) for _ in range(REAL_REPLAY_SAMPLES))}
-    samples.update(p + d for p in points[:4] for d in (0, 1) if p < len(data))
-    for n, k in enumerate(sorted(samples)):
+    for n, k in enumerate(real_cuts(points, terminal_class, len(data))):
         m = bisect_left(points, k)  # frames whose dispatch point is < k
         chunking = Chunking("recorded" if n % 2 else "whole")
         real = _replay_outcome(chunks, chunking, protocol, tools, cut_at=k, limits=limits)

@@ -120,15 +120,21 @@ class CallPipeline:
     def protocol(self) -> str:
         return self.state.protocol
 
-    def fork(self) -> CallPipeline:
+    def fork(self, *, to_finish: bool = False) -> CallPipeline:
         """An independent copy, to finish as if the stream ended here (``callscope check`` does
         this at every frame boundary). The reader and the turn are deep-copied (each knows how
         to fork cheaply); decisions and draft statuses are shared (frozen, and the parsed
-        arguments a decision holds are never changed); so are the tools."""
+        arguments a decision holds are never changed); so are the tools. ``to_finish``: a copy
+        to finish once before this pipeline reads on, and nothing else (cheaper: the reader's
+        tables and the calls' draft checkers are shared, as finishing only reads them)."""
         twin = shallow_copy(self)
         memo: dict[int, Any] = {}
-        twin.reader = forked(self.reader, memo)
-        twin.state = forked(self.state, memo)
+        if to_finish:
+            twin.reader = self.reader and self.reader.fork_to_finish()
+            twin.state = self.state.fork_to_finish()
+        else:
+            twin.reader = forked(self.reader, memo)
+            twin.state = forked(self.state, memo)
         twin.decisions = dict(self.decisions)
         twin._undetected = list(self._undetected)
         twin._drafts = dict(self._drafts)

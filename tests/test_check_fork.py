@@ -87,6 +87,73 @@ def test_a_finished_fork_is_the_stream_cut_there_and_leaves_the_original_alone(
     assert _picture(pipeline) == _picture(whole)
 
 
+def _reader_state(pipeline: CallPipeline) -> dict:
+    reader = pipeline.reader
+    if reader is None:
+        return {}
+    return _plain({k: v for k, v in reader.__dict__.items() if k != "_out"})
+
+
+def _plain(value: object) -> object:
+    """A value as nested plain data, every object as its type and fields (some of a reader's
+    objects compare by identity)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    slots = getattr(type(value), "__slots__", None)
+    if hasattr(value, "__dict__") or slots:
+        fields = dict(getattr(value, "__dict__", {}))
+        fields.update((n, getattr(value, n)) for n in slots or () if hasattr(value, n))
+        return (type(value).__name__, _plain(fields))
+    return value
+
+
+def _spoil(decisions: dict) -> None:
+    """Change every arguments object these decisions hold, in place."""
+    for decision in decisions.values():
+        if isinstance(decision.arguments, dict):
+            decision.arguments["__spoiled__"] = True
+        elif isinstance(decision.arguments, list):
+            decision.arguments.append("__spoiled__")
+
+
+# A whole-object call decided at a cut before its turn's end: the gate takes the parse the
+# reader handed over (CallBuffer.parsed_whole), which a fork must not share with its original.
+HELD = [("held-parse", (ROOT / "tests" / "fixtures" / "gemini-generatecontent" /
+                        "gemini_api_complete_functionCall_one_chunk.reconstructed.sse").read_bytes(),
+         "gemini-generate", ToolSet([{"name": "weather", "parameters": {"type": "object"}}]))]
+
+
+@pytest.mark.parametrize("to_finish", [False, True], ids=["fork", "fork_to_finish"])
+@pytest.mark.parametrize("name,data,protocol,tools", INPUTS + HELD,
+                         ids=[i[0] for i in INPUTS + HELD])
+def test_a_finished_fork_shares_nothing_its_finish_changes(name, data, protocol, tools,
+                                                            to_finish):
+    """Finish a fork at every frame boundary, then spoil the arguments of the decisions its
+    finish took: the original reads on and finishes as a pipeline never forked (decisions,
+    anomalies, calls), and the reader's tables are as they were before each fork was finished (the
+    finish-only fork shares them)."""
+    frames = decode_all(data)
+    whole = CallPipeline(protocol, tools, contrast=False)
+    for frame in frames:
+        whole.push_frame(frame)
+    whole.finish()
+    pipeline = CallPipeline(protocol, tools, contrast=False)
+    for m in range(len(frames) + 1):
+        before = _reader_state(pipeline)
+        fork = pipeline.fork(to_finish=to_finish)
+        fork.finish()
+        assert _reader_state(pipeline) == before, (name, m)
+        _spoil({k: d for k, d in fork.decisions.items() if k not in pipeline.decisions})
+        if m < len(frames):
+            pipeline.push_frame(frames[m])
+    pipeline.finish()
+    assert _picture(pipeline) == _picture(whole)
+
+
 @pytest.mark.parametrize("name,data,protocol,tools", INPUTS, ids=[i[0] for i in INPUTS])
 def test_a_fork_read_to_the_end_first_does_not_change_the_original(name, data, protocol, tools):
     """Reading mutates the reader's per-call records and the call buffers: a fork fed the rest of

@@ -128,6 +128,17 @@ class ProtocolReader:
         twin._out = []
         return twin
 
+    def fork_to_finish(self) -> ProtocolReader:
+        """A copy to call :meth:`finish` on once, and nothing else, before this reader reads
+        on: it shares every table with this reader, as finishing changes none of them (an
+        ``on_finish`` reads the state and emits, into the copy's own list). Held by
+        tests/test_check_fork.py: a reader's state is the same before and after its copy is
+        finished, on every bundled input at every frame boundary."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._out = []
+        return twin
+
     # -- the interface the engine uses ---------------------------------------------------
 
     def read(self, frame: Frame) -> list[CallEvent]:
