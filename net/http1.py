@@ -76,7 +76,6 @@ class Connection:
         self.reader, self.writer = reader, writer
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.closed_by_client = False
-        self._probing = False
 
     async def _read(self, timeout: float) -> bytes:
         async with asyncio.timeout(timeout):
@@ -153,22 +152,22 @@ class Connection:
         :data:`MAX_BODY_BYTES`; past that the socket is no longer read (TCP slows the client)."""
         if self.closed_by_client:
             return
-        self._probing = True
-        try:
-            while len(self.h11.trailing_data[0]) <= MAX_HEAD_BYTES + MAX_BODY_BYTES:
-                try:
-                    data = await self.reader.read(READ_SIZE)
-                except (ConnectionError, OSError):
-                    data = b""
-                if not data:
-                    self.closed_by_client = True
-                    with contextlib.suppress(RuntimeError):
-                        self.h11.receive_data(b"")
-                    return
-                self.h11.receive_data(data)
-            await asyncio.Event().wait()  # the client is pipelining a flood: stop reading it
-        finally:
-            self._probing = False
+        # Counted as it is fed, not read back: h11's trailing_data copies its whole buffer, and
+        # nothing takes events from it while a response is written, so only this loop adds.
+        buffered = len(self.h11.trailing_data[0])
+        while buffered <= MAX_HEAD_BYTES + MAX_BODY_BYTES:
+            try:
+                data = await self.reader.read(READ_SIZE)
+            except (ConnectionError, OSError):
+                data = b""
+            if not data:
+                self.closed_by_client = True
+                with contextlib.suppress(RuntimeError):
+                    self.h11.receive_data(b"")
+                return
+            self.h11.receive_data(data)
+            buffered += len(data)
+        await asyncio.Event().wait()  # the client is pipelining a flood: stop reading it
 
 
 def target_problem(request: Request, url: str) -> tuple[int, str] | None:

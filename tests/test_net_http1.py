@@ -174,3 +174,32 @@ def test_pipelined_requests_survive_any_split_into_reads():
             assert b'"body":"xxxxxxxx' in got and b'"body":"{\\"k\\": 1}"' in got
 
         check()
+
+
+def test_what_a_client_pipelines_while_a_response_is_written_is_kept_up_to_the_bound(monkeypatch):
+    """``client_gone`` keeps the bytes a client sends meanwhile for the next cycle, and stops
+    reading once they pass MAX_HEAD_BYTES + MAX_BODY_BYTES (the rest stays in the socket), or
+    returns when the client closes; no timing: the reader is fed by the test."""
+    import asyncio
+
+    monkeypatch.setattr(http1, "MAX_BODY_BYTES", 1000)
+    bound = http1.MAX_HEAD_BYTES + 1000
+
+    async def probe(sent: int, eof: bool) -> tuple[int, int, bool, bool]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"x" * sent)
+        if eof:
+            reader.feed_eof()
+        connection = http1.Connection(reader, None)  # type: ignore[arg-type]
+        task = asyncio.ensure_future(connection.client_gone())
+        for _ in range(50):  # as many turns of the loop as the reads need
+            await asyncio.sleep(0)
+        done = task.done()
+        task.cancel()
+        kept = len(connection.h11.trailing_data[0])
+        return kept, sent - kept, done, connection.closed_by_client
+
+    kept, unread, done, closed = asyncio.run(probe(4 * bound, eof=False))
+    assert bound < kept <= bound + http1.READ_SIZE and unread > 0 and not done and not closed
+    kept, unread, done, closed = asyncio.run(probe(bound // 2, eof=True))
+    assert (kept, unread, done, closed) == (bound // 2, 0, True, True)
