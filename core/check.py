@@ -118,7 +118,8 @@ def real_cuts(points: Sequence[int], terminal_class: int | None, size: int) -> l
       signal, the last frame's);
     * inside a frame, a line cut short (the decoder fed a partial line, at close, against
       :func:`.framing.decode_all`'s complete frames): the middle of each frame after those
-      first boundaries, which in a tool-call stream include the first argument fragments;
+      first boundaries, which in a stream that opens with its calls include the first
+      argument fragments (the random cuts below fall inside a frame too, nearly always);
     * in the state a fork carries to its finish: every class is compared with a pipeline fed
       its frames from zero in tests/test_check_fork.py, on every bundled input; here, the
       terminal class and the early ones, plus :data:`REAL_REPLAY_SAMPLES` random cuts for

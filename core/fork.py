@@ -33,9 +33,10 @@ def forked(obj: _T, memo: dict[int, Any]) -> _T:
 
 
 def shallow_copy(obj: _T) -> _T:
-    """``copy.copy`` of an object with a ``__dict__``, without the ``__reduce_ex__`` round trip."""
+    """``copy.copy`` of an object with a ``__dict__``, without the ``__reduce_ex__`` round trip
+    (the dict copied whole and set, half the cost of updating the new object's own)."""
     twin = object.__new__(type(obj))
-    twin.__dict__.update(obj.__dict__)
+    twin.__dict__ = obj.__dict__.copy()
     return twin
 
 

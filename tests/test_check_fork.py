@@ -13,7 +13,7 @@ import dataclasses
 import pathlib
 
 import pytest
-from callscope.core.check import each_cut
+from callscope.core.check import BOUNDARIES_CHECKED, dispatch_point, each_cut, real_cuts
 from callscope.core.engine import CallPipeline, DecisionStep, Engine
 from callscope.core.replay import Chunking, reads, rechunk, replay
 from callscope.core.sse import decode_all
@@ -227,3 +227,24 @@ def test_reads_are_the_pieces_of_rechunk(chunks, mode, size, seed, cut_at):
     chunking = Chunking(mode, size=size if mode == "bytes" else 0,
                         seed=seed if mode == "random" else 0)
     assert list(reads(timed, chunking, cut_at)) == [c for _, c in rechunk(timed, chunking, cut_at)]
+
+
+@pytest.mark.parametrize("name,data,protocol,tools", INPUTS[::2], ids=[i[0] for i in INPUTS[::2]])
+def test_real_cuts_reach_both_sides_of_every_boundary_they_name(name, data, protocol, tools):
+    """check's real cuts: the empty stream, each side of the first dispatch points and of the
+    terminal frame's (the last frame's without one), a cut inside each frame after the first
+    ones; never the whole stream (part 1 replays it), in order, each once."""
+    frames = decode_all(data)
+    points = [dispatch_point(f) for f in frames]
+    terminal = each_cut(frames, CallPipeline(protocol, tools, contrast=False), lambda m, f: None)
+    cuts = real_cuts(points, terminal, len(data))
+    assert cuts == sorted(set(cuts)) and all(0 <= k < len(data) for k in cuts)
+    assert 0 in cuts or not data
+    named = points[:BOUNDARIES_CHECKED]
+    if points:
+        named.append(points[terminal - 1 if terminal is not None else -1])
+    for point in named:
+        assert {point, point + 1} & set(range(len(data))) <= set(cuts), (name, point)
+    for before, after in zip(points[:BOUNDARIES_CHECKED], points[1:BOUNDARIES_CHECKED + 1],
+                             strict=False):
+        assert any(before + 1 < k < after for k in cuts) or after - before < 3, (name, before)
