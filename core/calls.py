@@ -48,8 +48,8 @@ class TurnState:
     """The last stop reason reported."""
     cut_by: StopReported | None = None
     """The first stop report that said the output was cut. Kept when a later report says
-    otherwise (another choice or candidate, a second message_delta): found by review, the last
-    report used to win, and a cut or filtered turn executed."""
+    otherwise (another choice or candidate, a second message_delta): if the last report won, a
+    cut or filtered turn would execute."""
     failed_by: StopReported | None = None
     """The first stop report that said generation failed (kept, as :attr:`cut_by` is)."""
     errors: list[ProviderError] = field(default_factory=list)
@@ -76,7 +76,7 @@ class TurnState:
     """Calls whose events came after the terminal signal (each reported once)."""
     orphans: dict[str, list[Anomaly]] = field(default_factory=dict)
     """Anomalies about a call reported before it was opened (up to the caps): it takes them
-    when it is (found by review: the gate never saw them)."""
+    when it is (so the gate sees them)."""
     disputes: dict[str, Anomaly] = field(default_factory=dict)
     """The first disputing anomaly of each call not opened yet (not capped)."""
     parse_held_by: str | None = field(default=None, repr=False, compare=False)

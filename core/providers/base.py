@@ -148,7 +148,7 @@ class ProtocolReader:
         data = frame.data
         if self.done_frame is not None and not self.ended:
             # The SDKs stop reading at [DONE]: what comes after one that did not end the turn is
-            # reported, not read (found by review: it could still complete the turn and run).
+            # reported, not read (read, it could still complete the turn and run).
             self.anomaly(frame, Code.DATA_AFTER_DONE, f"data after [DONE] at frame "
                                                    f"{self.done_frame}: not read")
             return out
@@ -249,7 +249,7 @@ class ProtocolReader:
     def cut_calls(self, frame: Frame, keys: Iterable[str], why: str) -> None:
         """Close as cut each call of ``keys`` (once): the calls of a message or interaction that
         another one replaced before it ended. Nothing vouched for them, so the gate refuses them
-        (found by review: a superseded message's call executed)."""
+        (a superseded message's call must not execute)."""
         for key in dict.fromkeys(keys):
             self.emit(CallCut(frame.index, key, why))
 
