@@ -11,15 +11,18 @@ Network input is hostile. Only origin-form targets (``/path?query``) are served
 reverse proxy that let the target name a host would send the request, with the credentials it
 carries, wherever the client said. A connection that sends nothing for :data:`IDLE_TIMEOUT`, or
 takes longer than :data:`HEAD_TIMEOUT` to send a request head, or stops for
-:data:`BODY_TIMEOUT` inside a body, is closed (half-open heads must not pile up). Bytes a client
-pipelines while a response streams stay in h11's buffer and are the next request: none is
-dropped.
+:data:`BODY_TIMEOUT` inside a body, is closed (half-open heads must not pile up).
+
+Bytes a client pipelines while a response streams are the next request: none is dropped. They
+stay in the connection's own buffer and are handed to h11 at most :data:`READ_SIZE` at a time as
+it asks for more, exactly as if they came off the socket then, so h11's bound on an incomplete
+head and ours on a complete one hold for a pipelined request too: h11 never holds more than
+about twice :data:`READ_SIZE`, and a head of megabytes is refused after two reads, not parsed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -76,12 +79,19 @@ class Connection:
         self.reader, self.writer = reader, writer
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.closed_by_client = False
+        self.held = bytearray()
+        """Bytes read off the socket by :meth:`client_gone` and not yet handed to h11."""
 
     async def _read(self, timeout: float) -> bytes:
-        async with asyncio.timeout(timeout):
-            data = await self.reader.read(READ_SIZE)
-        if not data:
-            self.closed_by_client = True
+        if self.held:  # as if read now; the loop is let go between pieces as between reads
+            data = bytes(self.held[:READ_SIZE])
+            del self.held[:READ_SIZE]
+            await asyncio.sleep(0)
+        else:
+            async with asyncio.timeout(timeout):
+                data = await self.reader.read(READ_SIZE)
+            if not data:
+                self.closed_by_client = True
         self.h11.receive_data(data)
         return data
 
@@ -94,7 +104,7 @@ class Connection:
     async def next_request(self) -> Request | None:
         """The next request, its body read; None when the client closed or went idle."""
         event = self._event()
-        if event is h11.NEED_DATA and not self.h11.trailing_data[0]:
+        if event is h11.NEED_DATA and not self.held and not self.h11.trailing_data[0]:
             try:
                 await self._read(IDLE_TIMEOUT)
             except TimeoutError:
@@ -148,25 +158,22 @@ class Connection:
 
     async def client_gone(self) -> None:
         """Returns once the client closed its side. Whatever it sends before (a pipelined
-        request) is kept in h11's buffer for the next cycle, up to :data:`MAX_HEAD_BYTES` +
-        :data:`MAX_BODY_BYTES`; past that the socket is no longer read (TCP slows the client)."""
+        request) is kept in :attr:`held` for the next cycle, not given to h11, up to
+        :data:`MAX_HEAD_BYTES` + :data:`MAX_BODY_BYTES`; past that the socket is no longer read
+        (TCP slows the client)."""
         if self.closed_by_client:
             return
-        # Counted as it is fed, not read back: h11's trailing_data copies its whole buffer, and
-        # nothing takes events from it while a response is written, so only this loop adds.
-        buffered = len(self.h11.trailing_data[0])
-        while buffered <= MAX_HEAD_BYTES + MAX_BODY_BYTES:
+        # What h11 already holds counts too (read once: trailing_data copies the buffer).
+        bound = MAX_HEAD_BYTES + MAX_BODY_BYTES - len(self.h11.trailing_data[0])
+        while len(self.held) <= bound:
             try:
                 data = await self.reader.read(READ_SIZE)
             except (ConnectionError, OSError):
                 data = b""
-            if not data:
+            if not data:  # h11 is told at the next cycle, after what is held
                 self.closed_by_client = True
-                with contextlib.suppress(RuntimeError):
-                    self.h11.receive_data(b"")
                 return
-            self.h11.receive_data(data)
-            buffered += len(data)
+            self.held += data
         await asyncio.Event().wait()  # the client is pipelining a flood: stop reading it
 
 

@@ -95,7 +95,8 @@ class Responder:
         tunnel), and the bytes the client sent after its request head; the connection then
         serves no other request."""
         self.started, self.reusable = True, False
-        pending = bytes(self.connection.h11.trailing_data[0])
+        pending = bytes(self.connection.h11.trailing_data[0]) + bytes(self.connection.held)
+        self.connection.held.clear()
         return self.connection.reader, self.writer, pending
 
     async def client_gone(self) -> None:

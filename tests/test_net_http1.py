@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import time
@@ -177,7 +178,8 @@ def test_pipelined_requests_survive_any_split_into_reads():
 
 
 def test_what_a_client_pipelines_while_a_response_is_written_is_kept_up_to_the_bound(monkeypatch):
-    """``client_gone`` keeps the bytes a client sends meanwhile for the next cycle, and stops
+    """``client_gone`` keeps the bytes a client sends meanwhile for the next cycle (in the
+    connection's own buffer, not h11's), and stops
     reading once they pass MAX_HEAD_BYTES + MAX_BODY_BYTES (the rest stays in the socket), or
     returns when the client closes; no timing: the reader is fed by the test."""
     import asyncio
@@ -196,10 +198,58 @@ def test_what_a_client_pipelines_while_a_response_is_written_is_kept_up_to_the_b
             await asyncio.sleep(0)
         done = task.done()
         task.cancel()
-        kept = len(connection.h11.trailing_data[0])
+        assert not connection.h11.trailing_data[0]  # h11 gets them at the next cycle
+        kept = len(connection.held)
         return kept, sent - kept, done, connection.closed_by_client
 
     kept, unread, done, closed = asyncio.run(probe(4 * bound, eof=False))
     assert bound < kept <= bound + http1.READ_SIZE and unread > 0 and not done and not closed
     kept, unread, done, closed = asyncio.run(probe(bound // 2, eof=True))
     assert (kept, unread, done, closed) == (bound // 2, 0, True, True)
+
+
+# -- what a hostile client can hold ------------------------------------------------------------
+
+PING = b"GET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+def test_a_huge_head_pipelined_during_a_stream_is_refused_without_being_parsed(monkeypatch):
+    """A 3 MB head pipelined while a response streams is read meanwhile (``client_gone``), but
+    h11 is handed it a read at a time as it asks, so it refuses it after two reads instead of
+    parsing all of it on the event loop (which blocked every other client ~1 s); another
+    client is served before and after. Measured by what h11 is given, not by time."""
+    import h11
+
+    fed: list[int] = []
+    receive = h11.Connection.receive_data
+    monkeypatch.setattr(h11.Connection, "receive_data",
+                        lambda self, data: (fed.append(len(data)), receive(self, data))[1])
+
+    async def stream(request: Request, out: Responder) -> None:
+        if request.path == "/ping":
+            await out.send_full(200, [], b"pong")
+            return
+        await out.start(200, [("content-type", "text/event-stream")])
+        await out.send(b"data: 1\n\n")
+        await out.client_gone()  # the client half-closes once the whole head is sent
+        await out.send(b"data: 2\n\n")
+        await out.end()
+
+    head = b"GET /next HTTP/1.1\r\nHost: x\r\n" + b"a: b\r\n" * 500_000 + b"\r\n"
+    with BackgroundServer(lambda: HTTPServer(stream)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+            assert exchange(port, PING).endswith(b"pong")
+            sock.sendall(head)
+            sock.shutdown(socket.SHUT_WR)
+            answer = bytearray()
+            with contextlib.suppress(ConnectionResetError):
+                while got := sock.recv(65536):
+                    answer += got
+        assert exchange(port, PING).endswith(b"pong")
+    assert b"data: 2\n\n\r\n0\r\n\r\nHTTP/1.1 431 " in answer  # the stream ended, then the 431
+    assert len(head) > 3_000_000 and sum(fed) < 4 * http1.MAX_HEAD_BYTES
+
+
+
