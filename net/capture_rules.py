@@ -2,7 +2,9 @@
 share, free of any HTTP library so that mitmproxy's environment can load them.
 
 * :func:`protocol_for_path`: the protocol an endpoint speaks (each spec's route, matched against
-  the end of the path, so a gateway prefix such as ``/openai/v1/...`` still works).
+  the end of the path, so a gateway prefix such as ``/openai/v1/...`` still works; a path with
+  an empty segment, ``//``, names none: servers disagree on whether ``//evil.com/v1/...`` is
+  ``/v1/...``, so what a recorder records must not depend on it).
 * :data:`STREAM_TYPES`, :func:`wants_stream`: a response is recorded when it is a stream, or an
   HTTP error answering a request that asked for one.
 * :func:`request_record`: the request as a session keeps it, credentials redacted.
@@ -28,6 +30,8 @@ DECODABLE = ("gzip", "x-gzip", "deflate")
 
 
 def protocol_for_path(path: str) -> str | None:
+    if "//" in path:
+        return None
     for pattern, protocol in ENDPOINTS:
         if pattern.search(path):
             return protocol

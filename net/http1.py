@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 import h11
 
@@ -58,11 +58,13 @@ class Request:
 
     @property
     def path(self) -> str:
-        return urlsplit(self.target).path
+        """The target up to its first ``?`` or ``#``, as sent. Not ``urlsplit``: it reads a
+        target starting ``//`` as a host and a path (``//evil.com/v1/x`` -> ``/v1/x``)."""
+        return self.target.split("#", 1)[0].split("?", 1)[0]
 
     @property
     def query(self) -> dict[str, list[str]]:
-        return parse_qs(urlsplit(self.target).query, keep_blank_values=True)
+        return parse_qs(self.target.split("#", 1)[0].partition("?")[2], keep_blank_values=True)
 
     def header(self, name: str) -> str | None:
         name = name.lower()

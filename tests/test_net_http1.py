@@ -253,3 +253,14 @@ def test_a_huge_head_pipelined_during_a_stream_is_refused_without_being_parsed(m
 
 
 
+
+
+@pytest.mark.parametrize(("target", "path", "query"), [
+    ("//evil.com/v1/chat/completions", "//evil.com/v1/chat/completions", {}),
+    ("/v1/x?a=1&b=#frag?c=2", "/v1/x", {"a": ["1"], "b": [""]}),
+    ("/v1/x#f?a=1", "/v1/x", {}),
+    ("/a%2F//b;p?q=%2F", "/a%2F//b;p", {"q": ["/"]}),
+])
+def test_the_path_is_the_target_up_to_its_query_as_sent(target, path, query):
+    request = Request("GET", target, [], b"")
+    assert (request.path, request.query) == (path, query)

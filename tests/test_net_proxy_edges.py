@@ -101,6 +101,23 @@ def test_the_request_target_cannot_send_the_request_elsewhere(tmp_path, upstream
     assert victim.seen == []
 
 
+def test_a_target_starting_with_two_slashes_is_forwarded_as_sent_and_names_no_protocol(tmp_path):
+    """The proxy forwards ``upstream + target`` as before; the protocol it records is read from
+    that path as sent (none: an empty segment), not from ``urlsplit``'s ``/v1/chat/completions``."""
+    chain = Chain(tmp_path)
+    try:
+        answer = raw(port_of(chain.url), b"POST //evil.com/v1/chat/completions HTTP/1.1\r\n"
+                     b"Host: x\r\nContent-Length: 16\r\nConnection: close\r\n\r\n"
+                     b'{"stream": true}')
+        [path] = chain.sessions()
+    finally:
+        chain.stop()
+    assert answer.startswith(b"HTTP/1.1 404 ")  # the emulator upstream: no such endpoint
+    header = open_input(str(path)).header
+    assert header.protocol is None and header.status == 404
+    assert header.request["url"] == chain.upstream + "//evil.com/v1/chat/completions"
+
+
 # -- 2. credentials of any gateway are redacted -----------------------------------------------------
 
 GATEWAY_HEADERS = ["Helicone-Auth", "x-portkey-api-key", "x-litellm-api-key",

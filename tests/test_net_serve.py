@@ -55,6 +55,20 @@ def test_endpoint_table_matches_suffixes_only():
     assert protocol_for_path("/v1/interactions") == "gemini-interactions"  # google-genai 3.x
     assert protocol_for_path("/v1/chat/completions/extra") is None
     assert protocol_for_path("/v1beta/models/m:generateContent") is None
+    assert protocol_for_path("//evil.com/v1/chat/completions") is None  # an empty segment
+
+
+def test_a_target_starting_with_two_slashes_routes_nowhere():
+    """``//evil.com/v1/chat/completions`` is a path as sent, not a host and a path: no endpoint
+    (urlsplit read ``/v1/chat/completions`` and served the stream)."""
+    import socket
+
+    with serving(CHAT) as url, socket.create_connection(
+            ("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=3) as sock:
+        sock.sendall(b"POST //evil.com/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Length: 16\r\nConnection: close\r\n\r\n{\"stream\": true}")
+        answer = b"".join(iter(lambda: sock.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 404 ") and b"no endpoint" in answer
 
 
 def test_session_chosen_by_header_query_or_index_and_round_robin():
