@@ -10,8 +10,9 @@ Network input is hostile. Only origin-form targets (``/path?query``) are served
 (:func:`target_problem`): an absolute URL is refused with 400 and ``CONNECT`` with 501, since a
 reverse proxy that let the target name a host would send the request, with the credentials it
 carries, wherever the client said. A connection that sends nothing for :data:`IDLE_TIMEOUT`, or
-takes longer than :data:`HEAD_TIMEOUT` to send a request head, or stops for
-:data:`BODY_TIMEOUT` inside a body, is closed (half-open heads must not pile up).
+takes longer than :data:`HEAD_TIMEOUT` to send a request head, stops for :data:`BODY_TIMEOUT`
+inside a body or takes longer than :data:`BODY_DEADLINE` to send it whole, is closed (half-open
+requests must not pile up). A server holds at most :data:`MAX_CONNECTIONS` connections.
 
 Bytes a client pipelines while a response streams are the next request: none is dropped. They
 stay in the connection's own buffer and are handed to h11 at most :data:`READ_SIZE` at a time as
@@ -38,6 +39,12 @@ HEAD_TIMEOUT = 20.0
 """Seconds from a request's first byte to the end of its head."""
 BODY_TIMEOUT = 60.0
 """Seconds a request body may go without a byte."""
+BODY_DEADLINE = 300.0
+"""Seconds from the end of a request's head to the end of its body (32 MiB at ~110 KiB/s): a
+client that trickles a byte just inside :data:`BODY_TIMEOUT` is closed all the same."""
+MAX_CONNECTIONS = 128
+"""Connections one server holds at a time (each may buffer up to :data:`MAX_HEAD_BYTES` +
+:data:`MAX_BODY_BYTES`); one more is answered 503 and closed (:mod:`.http1_server`)."""
 
 
 class BadRequest(Exception):
@@ -141,6 +148,13 @@ class Connection:
         return request
 
     async def _body(self) -> bytes:
+        try:
+            async with asyncio.timeout(BODY_DEADLINE):
+                return await self._body_reads()
+        except TimeoutError:
+            raise BadRequest(408, "the request body took too long") from None
+
+    async def _body_reads(self) -> bytes:
         body = bytearray()
         while True:
             event = self._event()

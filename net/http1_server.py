@@ -5,6 +5,12 @@ callers.
 A request refused while it is read (:class:`.http1.BadRequest`), or for its target, is answered
 with one line and the connection closed. A handler must write a response; if it leaves the body
 unfinished the connection is closed, and an exception in it answers 500 naming only its type.
+
+A server holds at most :data:`.http1.MAX_CONNECTIONS` connections; one more is answered 503
+(``Connection: close``) at once and closed, without reading it. Refused rather than held back:
+asyncio accepts every connection, so holding one until a slot frees would keep its socket open
+with no answer (the client waits for its own timeout, and each still costs a descriptor),
+whereas a 503 is an answer SDKs retry on, and frees the socket at once.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 import h11
 
+from . import http1
 from .http1 import READ_SIZE, BadRequest, Connection, Request, target_problem
 from .http1_response import Responder, refuse
 
@@ -31,6 +38,7 @@ class HTTPServer:
                  on_close: Callable[[], Awaitable[None]] | None = None) -> None:
         self.handler = handler
         self.on_close = on_close
+        self._open = 0
         self.host = host
         self.port = port
         self._server: asyncio.Server | None = None
@@ -73,7 +81,12 @@ class HTTPServer:
         assert task is not None
         self._tasks.add(task)
         connection = Connection(reader, writer)
+        full = self._open >= http1.MAX_CONNECTIONS
+        self._open += not full
         try:
+            if full:
+                await refuse(connection, 503, "callscope: too many connections, try again")
+                return
             while await self._one_cycle(connection):
                 connection.h11.start_next_cycle()
         except (ConnectionError, OSError, h11.LocalProtocolError):
@@ -81,6 +94,7 @@ class HTTPServer:
         except asyncio.CancelledError:
             pass  # the server is closing (a stalled stream); ending quietly is the point
         finally:
+            self._open -= not full
             self._tasks.discard(task)
             if not writer.is_closing():
                 writer.close()

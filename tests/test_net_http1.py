@@ -252,6 +252,45 @@ def test_a_huge_head_pipelined_during_a_stream_is_refused_without_being_parsed(m
     assert len(head) > 3_000_000 and sum(fed) < 4 * http1.MAX_HEAD_BYTES
 
 
+def test_a_body_trickled_just_inside_the_per_read_timeout_is_closed_at_the_deadline(monkeypatch):
+    """BODY_TIMEOUT bounds each read; BODY_DEADLINE the whole body (patched small: a byte every
+    0.1 s never trips the 60 s per-read timeout, and would hold the connection for ever)."""
+    monkeypatch.setattr(http1, "BODY_DEADLINE", 0.5)
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as sock:
+            sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+            answer = b""
+            with contextlib.suppress(OSError):
+                for _ in range(60):  # 6 s of trickling, unless the server answers first
+                    sock.sendall(b"x")
+                    time.sleep(0.1)
+            with contextlib.suppress(OSError):
+                answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"took too long" in answer
+
+
+def test_a_connection_past_the_cap_is_a_503_and_a_freed_slot_serves_again(monkeypatch):
+    monkeypatch.setattr(http1, "MAX_CONNECTIONS", 2)
+    ask = b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"
+    with BackgroundServer(lambda: HTTPServer(_echo)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        held = [socket.create_connection(("127.0.0.1", port), timeout=3) for _ in range(2)]
+        for sock in held:  # each served once and kept alive: both are counted
+            sock.sendall(ask)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        refused = exchange(port, ask)
+        assert refused.startswith(b"HTTP/1.1 503 ") and b"connection: close" in refused.lower()
+        held.pop().close()
+        for _ in range(100):  # the server sees the close when its loop gets to it
+            answer = exchange(port, ask + b"GET /y HTTP/1.1\r\nHost: x\r\nConnection: close"
+                              b"\r\n\r\n")
+            if not answer.startswith(b"HTTP/1.1 503 "):
+                break
+            time.sleep(0.05)
+        for sock in held:
+            sock.close()
+    assert answer.startswith(b"HTTP/1.1 200 ") and b'"target":"/y"' in answer
 
 
 
