@@ -19,6 +19,10 @@ stay in the connection's own buffer and are handed to h11 at most :data:`READ_SI
 it asks for more, exactly as if they came off the socket then, so h11's bound on an incomplete
 head and ours on a complete one hold for a pipelined request too: h11 never holds more than
 about twice :data:`READ_SIZE`, and a head of megabytes is refused after two reads, not parsed.
+
+An error answer never quotes the client's bytes (h11's messages do): it names the problem class
+(:data:`H11_PROBLEMS`). h11's message is not logged either: it quotes the offending line, which
+may be a credential header sent without its colon, beyond what redaction recognises.
 """
 
 from __future__ import annotations
@@ -45,9 +49,16 @@ client that trickles a byte just inside :data:`BODY_TIMEOUT` is closed all the s
 MAX_CONNECTIONS = 128
 """Connections one server holds at a time (each may buffer up to :data:`MAX_HEAD_BYTES` +
 :data:`MAX_BODY_BYTES`); one more is answered 503 and closed (:mod:`.http1_server`)."""
+H11_PROBLEMS: dict[int, str] = {431: "request head too large",
+                                501: "unsupported request framing"}
+"""The answer to a request h11 refuses, by the status h11 suggests; any other status says
+:data:`MALFORMED`."""
+MALFORMED = "malformed request"
 
 
 class BadRequest(Exception):
+    """A request refused while it is read: ``status`` and a fixed one-line ``message``."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -108,7 +119,8 @@ class Connection:
         try:
             return self.h11.next_event()
         except h11.RemoteProtocolError as exc:
-            raise BadRequest(exc.error_status_hint, str(exc) or "malformed request") from None
+            status = exc.error_status_hint
+            raise BadRequest(status, H11_PROBLEMS.get(status, MALFORMED)) from None
 
     async def next_request(self) -> Request | None:
         """The next request, its body read; None when the client closed or went idle."""
@@ -199,6 +211,6 @@ def target_problem(request: Request, url: str) -> tuple[int, str] | None:
         return 501, (f"callscope is a reverse proxy, not a forward one: set your SDK's base URL "
                      f"to {url} instead of a proxy")
     if not request.target.startswith("/"):
-        return 400, (f"only origin-form request targets (/path?query) are served, not "
-                     f"{request.target[:80]!r}: set your SDK's base URL to {url}")
+        return 400, (f"only origin-form request targets (/path?query) are served: set your "
+                     f"SDK's base URL to {url}")
     return None

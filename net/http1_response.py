@@ -140,10 +140,15 @@ def reset_transport(transport: asyncio.BaseTransport) -> None:
         transport.close()
 
 
+REFUSAL_HEADERS = (("content-type", "text/plain; charset=utf-8"),
+                   ("x-content-type-options", "nosniff"))
+"""A refusal is our own fixed text, and is said to be nothing else."""
+
+
 async def refuse(connection: Connection, status: int, message: str) -> None:
     """A one-line plain-text answer that closes the connection (h11 may not allow one: then
-    nothing is sent, and the connection is closed all the same)."""
+    nothing is sent, and the connection is closed all the same). ``message`` is ours, never
+    the client's bytes."""
     with contextlib.suppress(h11.LocalProtocolError):
-        await Responder(connection).send_full(
-            status, [("content-type", "text/plain; charset=utf-8")], f"{message}\n".encode(),
-            keep_alive=False)
+        await Responder(connection).send_full(status, REFUSAL_HEADERS, f"{message}\n".encode(),
+                                              keep_alive=False)

@@ -3,7 +3,8 @@ kept alive while both ends allow it, and the server run on a thread of its own f
 callers.
 
 A request refused while it is read (:class:`.http1.BadRequest`), or for its target, is answered
-with one line and the connection closed. A handler must write a response; if it leaves the body
+with one fixed line and the connection closed, and logged: the status and the problem, and a
+refused target redacted and escaped. A handler must write a response; if it leaves the body
 unfinished the connection is closed, and an exception in it answers 500 naming only its type.
 
 A server holds at most :data:`.http1.MAX_CONNECTIONS` connections; one more is answered 503
@@ -23,6 +24,8 @@ from typing import Any
 
 import h11
 
+from ..core.inert import plain, preview
+from ..core.redact import redact_url
 from . import http1
 from .http1 import READ_SIZE, BadRequest, Connection, Request, target_problem
 from .http1_response import Responder, refuse
@@ -35,9 +38,11 @@ class HTTPServer:
     if it leaves the body unfinished the connection is closed."""
 
     def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0,
-                 on_close: Callable[[], Awaitable[None]] | None = None) -> None:
+                 on_close: Callable[[], Awaitable[None]] | None = None,
+                 log: Callable[[str], object] | None = None) -> None:
         self.handler = handler
         self.on_close = on_close
+        self.log = log or (lambda line: None)
         self._open = 0
         self.host = host
         self.port = port
@@ -85,6 +90,7 @@ class HTTPServer:
         self._open += not full
         try:
             if full:
+                self.log(f"refused a connection: {self._open} open (503)")
                 await refuse(connection, 503, "callscope: too many connections, try again")
                 return
             while await self._one_cycle(connection):
@@ -106,12 +112,15 @@ class HTTPServer:
         try:
             request = await connection.next_request()
         except BadRequest as exc:
+            self.log(f"refused a request: {exc.status} {exc}")
             await refuse(connection, exc.status, f"callscope: {exc}")
             return False
         if request is None:
             return False
         problem = target_problem(request, self.url)
         if problem is not None:
+            self.log(f"refused {preview(plain(request.method), 20)} "
+                     f"{preview(plain(redact_url(request.target)), 200)}: {problem[0]}")
             await refuse(connection, *problem)
             return False
         responder = Responder(connection)

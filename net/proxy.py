@@ -28,7 +28,7 @@ from ..core.session import Chunk, SessionHeader, StreamEnd, redact_url, save_ses
 from ..core.session import redact_header as redacted_header  # what the writer puts on disk
 from .capture_rules import protocol_for_path, request_record
 from .http1 import Request
-from .http1_response import Responder
+from .http1_response import REFUSAL_HEADERS, Responder
 from .http1_server import HTTPServer
 from .live import transport_end
 from .relay import Relay, named_in_connection, wants_stream
@@ -133,7 +133,7 @@ class RecordingProxy:
         url = self.upstream_url(request)
         if url is None:
             self.log(f"{shown} -> 400 (the target would leave the upstream)")
-            await out.send_full(400, [("content-type", "text/plain; charset=utf-8")],
+            await out.send_full(400, REFUSAL_HEADERS,
                                 b"callscope proxy: the request target must be a path on the "
                                 b"upstream\n", keep_alive=False)
             return
@@ -184,4 +184,4 @@ class RecordingProxy:
 
 
 def make_server(proxy: RecordingProxy, port: int = 0) -> HTTPServer:
-    return HTTPServer(proxy.handle, port=port, on_close=proxy.aclose)
+    return HTTPServer(proxy.handle, port=port, on_close=proxy.aclose, log=proxy.log)

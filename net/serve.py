@@ -165,4 +165,4 @@ def _not_streaming(request: Request, protocol: str) -> str | None:
 
 
 def make_server(emulator: Emulator, port: int = 0) -> HTTPServer:
-    return HTTPServer(emulator.handle, port=port)
+    return HTTPServer(emulator.handle, port=port, log=emulator.log)

@@ -293,6 +293,32 @@ def test_a_connection_past_the_cap_is_a_503_and_a_freed_slot_serves_again(monkey
     assert answer.startswith(b"HTTP/1.1 200 ") and b'"target":"/y"' in answer
 
 
+BAD_HEADER = b"GET / HTTP/1.1\r\nHost: x\r\n<script>\x1b]0 x: 1\r\n\r\n"
+BAD_TARGET = b"GET <script>x?key=SECRET HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+def test_a_refused_head_is_answered_in_fixed_words_never_its_own_bytes(server):
+    """h11's messages quote the offending line, and the target hint quoted the target: the
+    answer names the problem class only, as text that must not be sniffed as anything else."""
+    bad_header, bad_target = exchange(server, BAD_HEADER), exchange(server, BAD_TARGET)
+    for answer in (bad_header, bad_target):
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 ") and b"x-content-type-options: nosniff" in head
+        assert b"script" not in body and b"SECRET" not in body and body.count(b"\n") == 1
+    assert b"malformed request" in bad_header and b"origin-form" in bad_target
+
+
+def test_a_refusal_is_logged_with_the_target_redacted_never_h11s_quote():
+    """The log says the problem, and a refused target redacted and escaped; never h11's quote
+    of a malformed line (it may be a credential header sent without its colon)."""
+    log: list[str] = []
+    with BackgroundServer(lambda: HTTPServer(_echo, log=log.append)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        exchange(port, BAD_HEADER)
+        exchange(port, BAD_TARGET)
+    assert log[0] == "refused a request: 400 malformed request"
+    assert "<script>x?key=[REDACTED]" in log[1] and "SECRET" not in log[1] and len(log) == 2
+
 
 @pytest.mark.parametrize(("target", "path", "query"), [
     ("//evil.com/v1/chat/completions", "//evil.com/v1/chat/completions", {}),
