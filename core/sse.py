@@ -31,8 +31,9 @@ kept between reads, frames made from it), :mod:`.sse_fast` (the fast path) and
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from itertools import islice
+from itertools import accumulate, islice
 
 from .errors import DecoderClosed
 from .frame import Frame
@@ -50,6 +51,8 @@ _LF = 0x0A
 _BOM_BYTES = b"\xef\xbb\xbf"
 _BATCH = 1024
 """Reads :meth:`SSEDecoder.feed_hot_each` takes from its iterable at a time."""
+_JOIN = 1 << 20
+"""Bytes of reads :meth:`SSEDecoder.feed_hot_each` joins at a time (at least one read)."""
 
 
 class SSEDecoder(FastPath):
@@ -97,10 +100,12 @@ class SSEDecoder(FastPath):
     def feed_hot_each(self, reads: Iterable[bytes], take: Take,
                       deliver: Callable[[Frame], None], *, more: bool = False) -> int:
         """:meth:`feed_hot` each read in turn (with ``more``, the first one continues the
-        chunk fed last); while the fast path holds, the reads go through one loop
-        (:meth:`~.sse_fast.FastPath._plain_reads`), not a call each (``check`` replays every
-        session a byte per read). The reads are taken from ``reads`` :data:`_BATCH` at a time,
-        before any of them is fed. Returns how many reads it fed."""
+        chunk fed last), for a caller that reads only what ``take`` and ``deliver`` are handed
+        (``check`` replays every session a byte per read): while the fast path holds, the
+        blocks of a run of reads are cut at once (:meth:`~.sse_fast.FastPath._plain_run`), one
+        copy and one compaction a run, not a call each. The reads are taken from ``reads``
+        :data:`_BATCH` at a time, before any of them is fed, and joined :data:`_JOIN` bytes at a
+        time. Returns how many reads it fed."""
         reads = iter(reads)
         before = self._chunk_base + len(self._chunk_starts)  # (a chunk start per read but one)
         if more:
@@ -110,12 +115,15 @@ class SSEDecoder(FastPath):
             self.feed_hot(first, take, deliver, more=True)
             before -= 1  # (it continued the last chunk: no start of its own)
         while batch := list(islice(reads, _BATCH)):
-            at = 0
+            ends = list(accumulate(map(len, batch), initial=0))
+            at, lo, hi, joined = 0, 0, 0, b""
             while at < len(batch):
-                if self._plain:
-                    at = self._plain_reads(batch, at, take, deliver)
-                    if at == len(batch):
-                        break
+                if self._plain and _CR not in batch[at]:
+                    if at >= hi:  # (the reads from here joined, up to _JOIN bytes of them)
+                        lo, hi = at, max(bisect_right(ends, ends[at] + _JOIN, at) - 1, at + 1)
+                        joined = b"".join(batch[lo:hi])
+                    at = self._plain_run(batch, ends, lo, at, hi, joined, take, deliver)
+                    continue
                 self.feed_hot(batch[at], take, deliver)  # (the general path's, or overflowed)
                 at += 1
         return self._chunk_base + len(self._chunk_starts) - before

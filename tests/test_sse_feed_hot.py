@@ -1,8 +1,8 @@
-"""SSEDecoder.feed_hot_each (reads in batches: runs of small reads without a line end taken at
-once, sse_fast.FastPath._small_reads; other reads in one loop, the decoder's counters in
-locals) against the per-read path, SSEDecoder.feed_hot once per read: the same frames with
-their chunk numbers, the same blocks offered to the hot path's take (and the same frames when
-it reads them), the same chunk starts and counts, the same state left for close."""
+"""SSEDecoder.feed_hot_each (reads in batches, the blocks of a run of reads cut at once,
+sse_fast.FastPath._plain_run) against the per-read path, SSEDecoder.feed_hot once per read:
+the same frames with their chunk numbers, the same blocks offered to the hot path's take (and
+the same frames when it reads them), the same overflow at the same read, the same chunk starts
+and counts, the same state left for close (a cut stream's trailing block)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ def cases(draw: st.DrawFn) -> tuple[list[bytes], int, bool, int, int, int]:
     else:
         reads = chunked(stream, draw(st.lists(st.integers(0, len(stream)), max_size=20)))
     limit = draw(st.sampled_from([1, 4, 12, 40, 300, 1 << 20]))
-    run = draw(st.sampled_from([1, 2, 8, sse_fast._RUN]))  # (runs taken at once more often)
+    join = draw(st.sampled_from([1, 2, 7, 64, sse._JOIN]))  # (bytes of reads joined at once)
     batch = draw(st.sampled_from([1, 3, 50, sse._BATCH]))
-    return reads, limit, draw(st.booleans()), draw(st.integers(0, 3)), run, batch
+    return reads, limit, draw(st.booleans()), draw(st.integers(0, 3)), join, batch
 
 
 class Recorder:
@@ -52,10 +52,17 @@ class Recorder:
         self.seen.append(("frame", frame))
 
 
+def _chunks(decoder: SSEDecoder) -> tuple[object, ...]:
+    """The chunks counted and the chunk of each pending byte (the starts of chunks wholly
+    before the pending block may be let go at other reads), then the frames at close."""
+    start = decoder._block_start
+    return (decoder._chunk_base + len(decoder._chunk_starts),
+            [decoder._chunk_of(o) for o in range(start, start + decoder.pending)], decoder.close())
+
+
 def _state(decoder: SSEDecoder) -> tuple[object, ...]:
-    return (decoder.bytes_received, decoder.frames_emitted, decoder.pending,
-            decoder._chunk_base, decoder._chunk_starts.tolist(), decoder._plain,
-            decoder._overflowed, decoder.close())
+    return (decoder.bytes_received, decoder.frames_emitted, decoder.pending, decoder._plain,
+            decoder._overflowed, bytes(decoder._buf), *_chunks(decoder))
 
 
 def _bytes(stream: bytes) -> list[bytes]:
@@ -68,15 +75,22 @@ def _bytes(stream: bytes) -> list[bytes]:
 @example((_bytes(b"data: x\n\n\n"), 1 << 20, False, 0, 1, sse._BATCH))
 @example((_bytes(b"data: x\n\n\ndata: y\n\n"), 1 << 20, False, 1, 1, sse._BATCH))
 @example((_bytes(b"data: x\n\n\n\n" * 3), 12, True, 0, 2, 3))
+# (CRLF blocks between LF ones: the fast path left and taken again inside one joined run)
+@example(([b"data: a\n\n", b"data: b\r\n\r\n", b"data: c\n", b"\n", b"\r", b"data: d\n\n"] * 3,
+          1 << 20, False, 1, sse._JOIN, sse._BATCH))
+# (a byte order mark, a stray LF, a block that overflows inside a run, a cut tail)
+@example(([b"\xef\xbb", b"\xbfdata: a\n\n", b"\n", b"data: ", b"b" * 20, b"\n\ndata: c"], 12, False,
+          0, sse._JOIN, sse._BATCH))
+@example(([b"data: a\n\ndata: bbbbbbbbbbbbbbbb\n\n"], 12, False, 0, 1, 1))
 def test_feed_hot_each_is_feed_hot_per_read(
         case: tuple[list[bytes], int, bool, int, int, int]) -> None:
-    reads, limit, more, every, run, batch = case
-    saved = sse_fast._RUN, sse._BATCH
-    sse_fast._RUN, sse._BATCH = run, batch
+    reads, limit, more, every, join, batch = case
+    saved = sse._JOIN, sse._BATCH
+    sse._JOIN, sse._BATCH = join, batch
     try:
         _compare(reads, limit, more, every)
     finally:
-        sse_fast._RUN, sse._BATCH = saved
+        sse._JOIN, sse._BATCH = saved
 
 
 def _compare(reads: list[bytes], limit: int, more: bool, every: int) -> None:
@@ -103,3 +117,20 @@ def test_feed_hot_each_of_nothing_changes_nothing(stream: bytes, more: bool) -> 
     each.feed_hot(stream, sink.take, sink.deliver)
     assert each.feed_hot_each([], sink.take, sink.deliver, more=more) == 0
     assert _state(each) == _state(one)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 40), st.integers(0, 3), st.booleans())
+def test_chunk_starts_are_let_go_as_read_by_read(size: int, every: int, bytewise: bool) -> None:
+    """Past sse_fast._KEEP_STARTS chunk starts, those before the pending block are let go: at
+    other reads than one by one, to the same chunk numbers (the state compared holds them)."""
+    block = b'data: {"a": "' + b"y" * size + b'"}\n\n'
+    stream = block * (2 * sse_fast._KEEP_STARTS // len(block) + 3) + b"data: cut"
+    reads = _bytes(stream) if bytewise else chunked(stream, list(range(0, len(stream), 5)))
+    one, each = SSEDecoder(), SSEDecoder()
+    by_read, in_run = Recorder(every), Recorder(every)
+    for chunk in reads:
+        one.feed_hot(chunk, by_read.take, by_read.deliver)
+    each.feed_hot_each(reads, in_run.take, in_run.deliver)
+    assert in_run.seen == by_read.seen
+    assert _chunks(each) == _chunks(one)
