@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 import orjson
 from textual.app import ComposeResult
@@ -20,6 +20,7 @@ from ..core.frame import Frame
 from ..core.framing import framing_of
 from ..core.timeline import Timeline
 from . import safe
+from .panes.line_source import Joined, Part, assemble, text_lines
 from .panes.rawbytes import fmt_time, line_spans
 
 HELP_INTRO = (
@@ -131,16 +132,16 @@ def _framed(frame: Frame, framing: str) -> list[tuple[str, str]]:
     ]
 
 
-def _data(data: str) -> list[safe.Part]:
+def _data(data: str) -> list[Part]:
     """The data, as pretty JSON when it is JSON; a payload of base64 ``bytes`` (Bedrock's
     InvokeModel stream wraps each provider event so) decoded beside it when that is JSON."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return [("\nData (not JSON)\n", "bold $text-primary"), safe.lines(data)]
+        return [("\nData (not JSON)\n", "bold $text-primary"), text_lines(data)]
     pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    parts: list[safe.Part] = [("\nData (parsed JSON, pretty)\n", "bold $text-primary"),
-                              safe.lines(pretty)]
+    parts: list[Part] = [("\nData (parsed JSON, pretty)\n", "bold $text-primary"),
+                         text_lines(pretty)]
     wrapped = value.get("bytes") if isinstance(value, dict) else None
     if isinstance(wrapped, str):
         try:
@@ -148,15 +149,45 @@ def _data(data: str) -> list[safe.Part]:
         except (ValueError, orjson.JSONDecodeError):
             return parts
         parts += [("\n\nBytes, base64-decoded (the event inside)\n", "bold $text-primary"),
-                  safe.lines(orjson.dumps(inner, option=orjson.OPT_INDENT_2).decode())]
+                  text_lines(orjson.dumps(inner, option=orjson.OPT_INDENT_2).decode())]
     return parts
 
 
-def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None = None, *,
-                 timed: bool | None = None, hex_row: int = 8) -> Content:
-    """Frame ``index``'s fields, data, bytes and effects; ``raw``: its raw lines as drawn by the
-    caller (with chunk marks), instead of the plain ones; ``timed``: the recording has times
-    (see frame_text.timed; found when not given); ``hex_row``: bytes a hex row."""
+def frame_detail(timeline: Timeline, index: int, *, timed: bool | None = None,
+                 hex_row: int = 8) -> Content:
+    """Frame ``index``'s detail, whole (see :func:`detail_parts`)."""
+    return assemble(detail_parts(timeline, index, timed=timed, hex_row=hex_row))
+
+
+def raw_lines(raw: bytes, make: Callable[[int, int], Content] | None = None,
+              plain: Callable[[int, int], str] | None = None) -> Joined:
+    """A frame's raw lines, a newline after each, line ``j`` made when first asked for: by
+    ``make(start, end)`` from its bytes (with their line end), else plain, the line end made
+    visible; ``plain(start, end)``: its plain text, without making it."""
+    spans = line_spans(raw)
+
+    def line(j: int) -> Content:
+        if j == len(spans):  # (the newline after the last line)
+            return Content("")
+        start, end = spans[j]
+        if make is not None:
+            return make(start, end)
+        return safe.content(raw[start:end].decode("utf-8", "replace"), "", "$text-secondary")
+
+    def plain_line(j: int) -> str:
+        return "" if j == len(spans) or plain is None else plain(*spans[j])
+
+    return Joined(len(spans) + 1, line, plain_line if plain is not None else None,
+                  lambda j: spans[j][1] - spans[j][0] if j < len(spans) else 0)
+
+
+def detail_parts(timeline: Timeline, index: int, raw: Joined | None = None, *,
+                 timed: bool | None = None, hex_row: int = 8) -> list[Part]:
+    """Frame ``index``'s fields, data, bytes and effects, as parts for ``Content.assemble``
+    (its long runs of lines made a line at a time: :mod:`.panes.line_source`); ``raw``: its
+    raw lines as drawn by the caller (with chunk marks, a newline after each), instead of the
+    plain ones; ``timed``: the recording has times (see frame_text.timed; found when not
+    given); ``hex_row``: bytes a hex row."""
     frame = timeline.frames[index]
     if timed is None:
         timed = not timeline.chunks.one_time()
@@ -174,7 +205,7 @@ def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None =
                                         if done is not None and prev is not None else "")) or "—"),
         *_framed(frame, framing_of(timeline.state.protocol)),
     ]
-    parts: list[safe.Part] = []
+    parts: list[Part] = []
     for label, value in facts:
         parts += [(f"{label:>11} ", "$text-muted"), safe.content(value), "\n"]
     parts += _data(frame.data)
@@ -182,18 +213,15 @@ def frame_detail(timeline: Timeline, index: int, raw: Sequence[Content] | None =
     parts.append(("\n\nRaw bytes (a binary message: control bytes made visible, the hex below "
                   "is exact)\n" if binary else "\n\nRaw bytes (line ends shown)\n",
                   "bold $text-primary"))
-    for line in raw if raw is not None else (
-            safe.content(frame.raw[start:end].decode("utf-8", "replace"), "", "$text-secondary")
-            for start, end in line_spans(frame.raw)):
-        parts += [line, "\n"]
+    parts.append(raw if raw is not None else raw_lines(frame.raw))
     parts += [("\nHex\n", "bold $text-primary"), hexdump(frame.raw, per_row=hex_row), "\n"]
     k = timeline.frame_steps[index]
-    effects: list[safe.Part] = []
+    effects: list[Part] = []
     for j in range(k + 1, timeline.step_for_frame(index) + 1):
         effects += ["  ", describe_step(timeline.steps[j]), "\n"]
     parts += [("\nWhat this frame did\n", "bold $text-primary"),
               *(effects or [("  nothing (not dispatched, or no call event)", "$text-muted")])]
-    return Content.assemble(*parts)
+    return parts
 
 
 class DetailScreen(ModalScreen[None]):

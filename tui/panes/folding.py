@@ -9,7 +9,7 @@ walk rich's ``divide_line`` makes, without building the wrapped lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich._wrap import divide_line, re_word
 from rich.cells import _is_single_cell_widths, cell_len, chop_cells, get_character_cell_size
@@ -166,7 +166,19 @@ def soft_wrap_rows(line: Content, width: int) -> int:
     plain = line.plain
     if "\t" in plain:  # (tabs expand first)
         return len(soft_breaks(line, width).wrap(max(width, 1)))
+    return soft_wrap_plain_rows(plain, width)
+
+
+def soft_wrap_plain_rows(plain: str, width: int) -> int:
+    """:func:`soft_wrap_rows` of a line's plain text (without a tab or a newline)."""
+    return sum(soft_wrap_steps(plain, width))
+
+
+def soft_wrap_steps(plain: str, width: int) -> Iterator[int]:
+    """The rows :func:`soft_wrap_plain_rows` counts, a piece between soft breaks at a time (a
+    very long line is counted in slices: 57 kB of a frame's raw bytes take 17 ms)."""
     width = max(width, 1)
     bounds = [0, *_soft_cuts(plain, width), len(plain)]
-    return sum(1 if cells(piece) <= width else divided_rows(piece, width)
-               for piece in (plain[a:b] for a, b in zip(bounds, bounds[1:], strict=False)))
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        piece = plain[a:b]
+        yield 1 if cells(piece) <= width else divided_rows(piece, width)

@@ -8,7 +8,7 @@ arriving after a live stream's last frame (:func:`arriving` finds its bytes).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from textual.content import Content
 from textual.style import Style
@@ -56,27 +56,39 @@ class FrameText:
             lo = bisect_right(self.boundaries, origin)
         return [b - origin for b in self.boundaries[lo:hi]]
 
-    def line(self, raw: bytes, origin: int, start: int, end: int, split_at: int | None,
-              muted: Style | None, st: dict[str, Style]) -> Content:
-        """One raw line (of the bytes at stream offset ``origin``): decoded per run between chunk
-        marks, escapes visible; from byte ``split_at`` on, not received yet; ``muted``: the style
-        of the whole text (comments are always dim)."""
-        normal = muted if muted is not None else st["dim"] if raw[start:start + 1] == b":" else (
-            Style())
+    def runs(self, raw: bytes, origin: int, start: int, end: int,
+             split_at: int | None) -> Iterator[tuple[str, str]]:
+        """One raw line (of the bytes at stream offset ``origin``) as runs of (text, kind):
+        ``text`` decoded between chunk marks (kind ``text``, or ``future`` from byte ``split_at``
+        on: not received yet), and the marks (``chunk``; ``split`` where the network split a
+        UTF-8 character)."""
         marks = set(self.marks(origin, start, end))
         cuts = sorted(marks | ({split_at} if split_at is not None and start < split_at < end else set()))
-        parts: list[Content] = []
         pos = start
         for cut in [*cuts, end]:
             at = char_start(raw, cut) if cut < end else cut
             if at > pos:
-                text = raw[pos:at].decode("utf-8", "replace")
                 future = split_at is not None and pos >= split_at
-                parts.append(safe.content(text, st["future"] if future else normal, st["escape"]))
+                yield raw[pos:at].decode("utf-8", "replace"), "future" if future else "text"
                 pos = at
-            if cut in marks:  # red when the network split a UTF-8 character
-                parts.append(Content.styled(CHUNK_MARK, st["split"] if at != cut else st["chunk"]))
-        return Content.assemble(*parts)
+            if cut in marks:
+                yield CHUNK_MARK, "split" if at != cut else "chunk"
+
+    def line(self, raw: bytes, origin: int, start: int, end: int, split_at: int | None,
+              muted: Style | None, st: dict[str, Style]) -> Content:
+        """One raw line (see :meth:`runs`), escapes visible; ``muted``: the style of the whole
+        text (comments are always dim)."""
+        normal = muted if muted is not None else st["dim"] if raw[start:start + 1] == b":" else (
+            Style())
+        return Content.assemble(*(
+            safe.content(text, normal if kind == "text" else st["future"], st["escape"])
+            if kind in ("text", "future") else Content.styled(text, st[kind])
+            for text, kind in self.runs(raw, origin, start, end, split_at)))
+
+    def plain(self, raw: bytes, origin: int, start: int, end: int) -> str:
+        """``line(...).plain`` for a line received whole, without making the Content."""
+        return "".join(safe.plain(text) if kind == "text" else text
+                       for text, kind in self.runs(raw, origin, start, end, None))
 
 
 def timed(timeline: Timeline) -> bool:

@@ -3,27 +3,41 @@
 what it did. The cursor's frame, always: browsing the list moves the cursor, and this follows.
 
 The text is :func:`..screens.frame_detail`'s (the enter key's modal shows the same), with the raw
-lines drawn as the list's arriving block draws them (:mod:`.frame_text`); it is built only when
-drawn, once per frame (see :class:`.rows.Wrapped`).
+lines drawn as the list's arriving block draws them (:mod:`.frame_text`); its lines are made only
+when measured or drawn, once per frame (:mod:`.line_source`, :mod:`.line_wrapped`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 
-from textual.content import Content
+from textual.timer import Timer
 
 from ...core.aws_eventstream import describe
 from ...core.timeline import Timeline, View
 from .. import safe
-from ..screens import frame_detail
+from ..screens import detail_parts, raw_lines
 from .frame_text import FrameText, timed
-from .rawbytes import line_spans
-from .rows import LineWrapped, RowsView, Wrapped
+from .line_source import Part, StitchedLines
+from .line_wrapped import LineWrapped
+from .rows import RowsView, Wrapped
 
 LABEL = 11
 """A field's label is right-aligned in this many cells, then a space, then its value."""
 _LABEL = re.compile(r" *[A-Za-z][\w -]*")
+LONG_LINE = 2000
+"""A detail line longer than this many characters, past the first screens, is counted after the
+paint (see :class:`.line_wrapped.LineWrapped`): a large frame's few long lines (its ``data:``
+line, a long JSON string) cost as much to count as the rest of the detail to draw."""
+EXACT_ROWS = 48
+"""Rows from the top of a detail counted at once, at the least: two of the pane's screens."""
+KEPT_BLOCKS = 4
+"""Details of the last frames shown kept measured (a seek back and forth counts them once)."""
+SETTLE_DELAY = 0.03
+"""Seconds after a frame is shown before its long lines are counted (the paint goes first)."""
+SETTLE_SLICE = 0.008
+"""Seconds of counting at a time, so that a key pressed meanwhile waits at most about so long."""
 
 
 def field_indent(plain: str, label: int = LABEL) -> int:
@@ -55,6 +69,8 @@ class FrameDetailPane(RowsView):
         self._shown: tuple[object, ...] | None = None  # (timeline, frame, theme) drawn
         self._view: View | None = None
         self._text = FrameText()
+        self._settling: Timer | None = None
+        self._blocks: dict[Hashable, LineWrapped] = {}
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -65,6 +81,7 @@ class FrameDetailPane(RowsView):
 
     def load(self, timeline: Timeline) -> None:
         self.timeline, self.index, self._shown = timeline, None, None
+        self._blocks.clear()
         self._text.load(timeline)
         self.clear_cache()
 
@@ -80,29 +97,64 @@ class FrameDetailPane(RowsView):
         self.index = index
         key = ("frame", *shown)
         self.border_title = "frame detail" if index is None else f"frame #{index}"
-        if self.set_blocks([LineWrapped(key, self._content, hang=field_indent)]):
+        block = self._blocks.pop(key, None) or LineWrapped(
+            key, hang=field_indent, lines=lambda: StitchedLines(self._parts(index)),
+            defer=LONG_LINE, exact=max(2 * self.scrollable_content_region.height, EXACT_ROWS))
+        if self.timeline.closed:  # (the last few frames shown, counted once: a live frame's
+            self._blocks[key] = block  # times and effects may be new when it is shown again)
+            while len(self._blocks) > KEPT_BLOCKS:
+                del self._blocks[next(iter(self._blocks))]
+        if self.set_blocks([block]):
             self.show_block(0)
             with self.own_scroll():
                 self.scroll_to(y=0, animate=False, immediate=True)
+            self._settle_later()
 
-    def _content(self) -> Content:
-        if self.timeline is None or self.index is None:
-            return Content.styled("No frame yet: the cursor is before the first one.", "$text-muted")
-        frame = self.timeline.frames[self.index]
+    def _settle_later(self, delay: float = SETTLE_DELAY) -> None:
+        if self._settling is not None:
+            self._settling.stop()
+        self._settling = self.set_timer(delay, self._settle)
+
+    def _settle(self, budget: float = SETTLE_SLICE) -> None:
+        """Count the rows of the detail's long lines past its first screens (estimated when it
+        was shown, so a large frame paints at once), a slice at a time, then lay the detail
+        out again with its exact height (the scrollbar settles)."""
+        self._settling = None
+        block = self.blocks[0] if self.blocks else None
+        if not isinstance(block, LineWrapped) or not self._width or block.settled(self._width):
+            return
+        if block.settle(self._width, budget):
+            self.remeasure()
+        else:
+            self._settle_later(0.002)  # (the next slice after the keys waiting)
+
+    def user_scrolled(self, top: int) -> None:
+        super().user_scrolled(top)
+        if self._settling is not None:  # (scrolled into the detail: its rows exact now)
+            self._settling.stop()
+            self.call_later(self._settle, float("inf"))
+
+    def _parts(self, index: int | None) -> list[Part]:
+        """Frame ``index``'s detail as parts (:func:`..screens.detail_parts`), its raw lines
+        with chunk marks, each made when first measured or drawn."""
+        if self.timeline is None or index is None:
+            return [("No frame yet: the cursor is before the first one.", "$text-muted")]
+        frame = self.timeline.frames[index]
         st = {name: self.get_visual_style(f"detail--{name}")
               for name in ("escape", "chunk", "split", "dim")}
         st["future"] = st["dim"]
         muted = st["dim"] if not frame.dispatch else None
-        raw = [self._text.line(frame.raw, frame.start, start, end, None, muted, st)
-               for start, end in line_spans(frame.raw)]
-        detail = frame_detail(self.timeline, self.index, raw, timed=self._text.timed)
+        raw = raw_lines(frame.raw, lambda start, end: self._text.line(
+            frame.raw, frame.start, start, end, None, muted, st),
+            lambda start, end: self._text.plain(frame.raw, frame.start, start, end))
+        detail = detail_parts(self.timeline, index, raw, timed=self._text.timed)
         binary = describe(frame)  # an AWS event-stream message: prelude, headers, checksums
         if not binary:
             return detail
-        head = Content.assemble(("Event-stream message\n", "bold $text-primary"), *(
+        return [("Event-stream message\n", "bold $text-primary"), *(
             part for label, value in binary
-            for part in ((f"{label:>11} ", "$text-muted"), safe.content(value), "\n")), "\n")
-        return head + detail
+            for part in ((f"{label:>11} ", "$text-muted"), safe.content(value), "\n")), "\n",
+            *detail]
 
     def plain(self) -> str:
         """What the pane says, as text (for tests)."""

@@ -95,6 +95,16 @@ class RowsView(PaneScroll, can_focus=False):
             self.refresh()
         return True
 
+    def remeasure(self) -> None:
+        """Lay the blocks out again where the view is: a block's rows at this width were
+        counted again (a :class:`.line_wrapped.LineWrapped` that settled its estimates)."""
+        for key in self._keys:
+            for measured in (self._heights, self._row_keys, self._tops):
+                measured.pop((key, self._width), None)
+        with self.own_scroll():
+            self._layout()
+        self.refresh()
+
     def clear_cache(self) -> None:
         """Forget what was drawn and measured (a new timeline is shown)."""
         self._heights.clear()
