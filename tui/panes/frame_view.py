@@ -110,7 +110,14 @@ class FrameDetailPane(RowsView):
                 self.scroll_to(y=0, animate=False, immediate=True)
             self._settle_later()
 
+    def _relayout(self) -> None:
+        super()._relayout()
+        self._settle_later()  # (at another width, other lines may be estimated)
+
     def _settle_later(self, delay: float = SETTLE_DELAY) -> None:
+        block = self.blocks[0] if self.blocks else None
+        if not isinstance(block, LineWrapped) or not self._width or block.settled(self._width):
+            return  # (a small frame: all counted at once)
         if self._settling is not None:
             self._settling.stop()
         self._settling = self.set_timer(delay, self._settle)
