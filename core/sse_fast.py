@@ -116,7 +116,8 @@ class FastPath(DecoderState):
         self._scan = max(len(buf) - 1, 0)
         if len(buf) > max_block:
             deliver(self._overflow())
-        self._let_go()
+        if len(self._chunk_starts) > _KEEP_STARTS:
+            self._let_go()
         return stop
 
     def _drain_lf(self, take: Take | None = None, deliver: Emit | None = None) -> list[Frame]:
@@ -164,7 +165,8 @@ class FastPath(DecoderState):
         else:
             del buf[:start]
         self._block_start = offset + start
-        self._let_go()
+        if len(self._chunk_starts) > _KEEP_STARTS:
+            self._let_go()
         self._scan = max(len(buf) - 1, 0)
         if buf and start:
             # What is left starts after a block end found in this read, so inside this read:
@@ -199,10 +201,10 @@ class FastPath(DecoderState):
 
     def _let_go(self) -> None:
         """Only the pending block's chunks are ever looked up: the starts of those before it
-        are let go once they are many (a long session has a start per read, 8 bytes each)."""
+        are let go (past :data:`_KEEP_STARTS`: a long session has a start per read, 8 bytes
+        each)."""
         starts = self._chunk_starts
-        if len(starts) > _KEEP_STARTS:
-            drop = bisect_right(starts, self._block_start) - 1
-            if drop > 0:
-                del starts[:drop]
-                self._chunk_base += drop
+        drop = bisect_right(starts, self._block_start) - 1
+        if drop > 0:
+            del starts[:drop]
+            self._chunk_base += drop
