@@ -5,9 +5,9 @@ A stream re-chunked a byte per read (``bytes:1``) has a chunk step per byte: kep
 (a named tuple and its integers, and an entry in four lists) each cost about 250 bytes, so a
 3 MB stream took 0.8 GB. Here a chunk is four machine words in typed arrays (start, end, arrival
 time, step number), and the step list holds ``None`` where a chunk step is: a
-:class:`~.engine.ChunkStep` is made again, equal to the one the engine made, when asked for.
+:class:`~.steps.ChunkStep` is made again, equal to the one the engine made, when asked for.
 A frame step is held the same way, as a mark: its frame is in the frame columns
-(:mod:`.frame_columns`), and the :class:`~.engine.FrameStep` is made again when asked for.
+(:mod:`.frame_columns`), and the :class:`~.steps.FrameStep` is made again when asked for.
 """
 
 from __future__ import annotations

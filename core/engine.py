@@ -5,14 +5,14 @@ state, the gate); :class:`Engine` puts the protocol's framing (:mod:`.framing`) 
 Both are sans-IO and deterministic, which is what makes chunking fuzz and cut sweeps exact: the
 pipeline only ever sees frames, and frames do not depend on how the bytes were chunked.
 
-Every fact comes out as a :data:`Step`, in order. The headless replay prints them, the timeline
-indexes them, the TUI renders the state they build.
+Every fact comes out as a :data:`~.steps.Step` (:mod:`.steps`), in order; the step types are
+this module's output, and importable from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
@@ -31,58 +31,8 @@ from .limits import DEFAULT_LIMITS, Limits
 from .providers import reader_for
 from .providers.base import ProtocolReader
 from .sse import SSEDecoder
+from .steps import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 from .tools import ToolSet
-
-# Steps are named tuples, not frozen dataclasses: the engine makes several per SSE event, and a
-# frozen dataclass's __init__ (one object.__setattr__ per field) costs more than the event's JSON.
-
-class ChunkStep(NamedTuple):
-    """A network chunk arrived."""
-
-    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the chunk number
-    start: int
-    end: int
-    t: float | None
-
-
-class FrameStep(NamedTuple):
-    frame: Frame
-
-
-class CallStep(NamedTuple):
-    """A call event from the protocol reader, or an anomaly the accumulator found, with what
-    applying it did to its call: a timeline folds over these steps, never over the turn."""
-
-    event: CallEvent
-    length: int | None = None
-    """The call's argument length (characters) once this event was applied."""
-    draft: Draft | None = None
-    """The call's draft status once this event was applied, when it changed the argument text
-    (the accumulator added a fragment); None when the text is as it was."""
-    disputed: Anomaly | None = None
-    """The anomaly that disputes the call, on the step whose application made the call
-    disputed: the event itself, an anomaly the accumulator found applying it, or the dispute
-    a call takes when it opens (reported before it existed)."""
-    inherited: tuple[Anomaly, ...] = ()
-    """On the step that created the call: the anomalies about it reported before it existed
-    (each had its own step then), which it takes now."""
-
-
-class DecisionStep(NamedTuple):
-    """The gate spoke: ``wait`` (with a new draft status) or the final decision for a call."""
-
-    decision: Decision
-
-
-class WaitStep(NamedTuple):
-    """While the turn is open the gate waits; emitted when a call's draft status changes."""
-
-    call: str
-    draft: Draft
-    frame: int | None
-
-
-Step = ChunkStep | FrameStep | CallStep | WaitStep | DecisionStep
 
 _new = tuple.__new__
 """Builds a named tuple on the per-event path without its generated ``__new__`` (a Python
@@ -420,3 +370,7 @@ class Engine:
             self.pipeline.frame_into(frame, steps)
         steps += self.pipeline.finish()
         return steps
+
+
+__all__ = ["CallPipeline", "CallStep", "ChunkStep", "DecisionStep", "Engine", "FrameStep", "Step",
+           "WaitStep"]

@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .call_buffer import CallBuffer
-from .engine import CallStep, FrameStep, Step
 from .errors import CallscopeError
 from .events import CALL_CHANGES, Anomaly, CallIdentified, CallOpened, TextAppended
 from .frame import Frame, event_name
 from .frame_columns import FrameColumns
+from .steps import CallStep, FrameStep, Step
 
 FIELDS = ("frame", "event", "call", "tool", "anomaly", "text", "bytes")
 _OPS = ("!=", "<=", ">=", "=", "~", "<", ">")

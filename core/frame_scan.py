@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from . import frame_query
 from .call_buffer import CallBuffer
-from .engine import Step
 from .frame import Frame
 from .frame_columns import FrameColumns
+from .steps import Step
 from .timeline import Timeline
 
 BATCH = 500

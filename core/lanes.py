@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, overload
 
-from .engine import WaitStep
 from .events import Anomaly, CallIdentified, CallOpened
 from .harness import Decision
 from .jsonprefix import Draft
+from .steps import WaitStep
 
 _T = TypeVar("_T")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ending import Ending
-from .engine import CallPipeline, CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
+from .engine import CallPipeline
 from .events import (
     Anomaly,
     ArgumentPiece,
@@ -27,6 +27,7 @@ from .events import (
     UsageReported,
 )
 from .harness import Decision
+from .steps import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 
 
 def frame_record(step: FrameStep) -> dict[str, Any]:

@@ -7,7 +7,7 @@ docstring says how a seek uses them.
 
 The index is a fold over the steps alone: it never reads the engine. What a pane needs about a
 call and the accumulator decided (the draft after a fragment, a dispute, the anomalies a call
-took when it opened) is on the :class:`~.engine.CallStep`, so the lanes cannot drift from the
+took when it opened) is on the :class:`~.steps.CallStep`, so the lanes cannot drift from the
 turn the gate decided on. The step list is the whole input: :meth:`TimelineIndex.of` folds a
 list of steps made elsewhere.
 """
@@ -18,7 +18,6 @@ from array import array
 from collections.abc import Iterable
 
 from .chunk_index import ChunkColumns, StepList
-from .engine import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 from .events import (
     CALL_CHANGES,
     Anomaly,
@@ -39,6 +38,7 @@ from .events import (
 from .frame_columns import FrameColumns
 from .jsonprefix import Draft
 from .lanes import CallIndex
+from .steps import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 from .timeline_view import KINDS, Kind
 
 

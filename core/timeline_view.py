@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .engine import DecisionStep, Step, WaitStep
 from .events import Anomaly, ProviderError, StopReported, TurnEnded
 from .frame import Frame
 from .lanes import CallView
+from .steps import DecisionStep, Step, WaitStep
 
 Kind = Literal["step", "frame", "chunk", "call", "decision", "anomaly", "refusal", "parse"]
 KINDS: tuple[Kind, ...] = ("step", "frame", "chunk", "call", "decision", "anomaly", "refusal", "parse")
