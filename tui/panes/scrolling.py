@@ -108,9 +108,15 @@ class PaneScroll(ScrollView):
         # the paint that follows: Textual paints right after a layout and delivers the Resize
         # event later, so rows laid out on the event would be painted once at the old size
         # (and the corrected paint waits for the screen's next refresh).
+        new_size = self._size != size  # (the outer size, as Textual compares it)
         resized = super()._size_updated(size, virtual_size, container_size, layout)
         if resized and self.is_mounted:
             self.resized()
+            if new_size:
+                # A new size is a new region: this layout's paint draws the view whole, after
+                # the rows were laid out just above, so the repaint their layout asked for
+                # would be a second paint of the same rows (about a frame after the key).
+                self._repaint_required = False
         return resized
 
     def resized(self) -> None:
