@@ -135,9 +135,12 @@ def real_cuts(points: Sequence[int], terminal_class: int | None, size: int) -> l
         cuts.update((point, point + 1))
         if i + 1 < len(early):
             cuts.add((point + 1 + early[i + 1]) // 2)
-    if points:  # the terminal frame's point, or the last one when the signal never came
-        point = points[terminal_class - 1 if terminal_class is not None else -1]
-        cuts.update((point, point + 1))
+    # The terminal frame's point, or the last terminated frame's when the signal never came
+    # (a cut stream's unterminated tail has no point).
+    last = (points[terminal_class - 1] if terminal_class is not None
+            else max((p for p in points if p < size), default=None))
+    if last is not None:
+        cuts.update((last, last + 1))
     return sorted(k for k in cuts if 0 <= k < size)
 
 

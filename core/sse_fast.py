@@ -76,6 +76,7 @@ class FastPath(DecoderState):
         if cut:
             if buf:
                 data = b"".join((buf, memoryview(joined)[first:last]))
+                buf.clear()  # (its bytes are in data: a long block is not held twice while cut)
             else:
                 data = joined if first == 0 and last == len(joined) else joined[first:last]
             size = len(data)

@@ -232,7 +232,7 @@ def test_reads_are_the_pieces_of_rechunk(chunks, mode, size, seed, cut_at):
 @pytest.mark.parametrize("name,data,protocol,tools", INPUTS[::2], ids=[i[0] for i in INPUTS[::2]])
 def test_real_cuts_reach_both_sides_of_every_boundary_they_name(name, data, protocol, tools):
     """check's real cuts: the empty stream, each side of the first dispatch points and of the
-    terminal frame's (the last frame's without one), a cut inside each frame after the first
+    terminal frame's (the last terminated frame's without one), a cut inside each of the first
     ones; never the whole stream (part 1 replays it), in order, each once."""
     frames = decode_all(data)
     points = [dispatch_point(f) for f in frames]
@@ -241,8 +241,10 @@ def test_real_cuts_reach_both_sides_of_every_boundary_they_name(name, data, prot
     assert cuts == sorted(set(cuts)) and all(0 <= k < len(data) for k in cuts)
     assert 0 in cuts or not data
     named = points[:BOUNDARIES_CHECKED]
-    if points:
-        named.append(points[terminal - 1 if terminal is not None else -1])
+    if terminal is not None:
+        named.append(points[terminal - 1])
+    elif any(f.terminated for f in frames):  # (a cut stream: its last whole frame's point)
+        named.append(dispatch_point([f for f in frames if f.terminated][-1]))
     for point in named:
         assert {point, point + 1} & set(range(len(data))) <= set(cuts), (name, point)
     for before, after in zip(points[:BOUNDARIES_CHECKED], points[1:BOUNDARIES_CHECKED + 1],

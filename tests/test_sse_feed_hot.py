@@ -1,8 +1,8 @@
 """SSEDecoder.feed_hot_each (reads in batches, the blocks of a run of reads cut at once,
 sse_fast.FastPath._plain_run) against the per-read path, SSEDecoder.feed_hot once per read:
 the same frames with their chunk numbers, the same blocks offered to the hot path's take (and
-the same frames when it reads them), the same overflow at the same read, the same chunk starts
-and counts, the same state left for close (a cut stream's trailing block)."""
+the same frames when it reads them), the same overflow at the same read, the same chunk count and
+chunk of every pending byte, the same state left for close (a cut stream's trailing block)."""
 
 from __future__ import annotations
 
@@ -134,3 +134,7 @@ def test_chunk_starts_are_let_go_as_read_by_read(size: int, every: int, bytewise
     each.feed_hot_each(reads, in_run.take, in_run.deliver)
     assert in_run.seen == by_read.seen
     assert _chunks(each) == _chunks(one)
+    # Let go, not only equal: at most the kept starts, a batch's and the pending block's (a
+    # byte per read holds a start per byte of the stream, twice the kept ones, without it).
+    pending = len(block) // (1 if bytewise else 5) + 1
+    assert len(each._chunk_starts) <= sse_fast._KEEP_STARTS + sse._BATCH + pending
