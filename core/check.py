@@ -115,10 +115,10 @@ def real_cuts(points: Sequence[int], terminal_class: int | None, size: int) -> l
       both sides of the first :data:`BOUNDARIES_CHECKED` dispatch points, and of the terminal
       frame's, where the promise itself flips (at its point the frame has every line but the
       blank one and nothing may execute; one byte on, the turn is complete; without a terminal
-      signal, the last frame's);
+      signal, the last terminated frame's);
     * inside a frame, a line cut short (the decoder fed a partial line, at close, against
-      :func:`.framing.decode_all`'s complete frames): the middle of each frame after those
-      first boundaries, which in a stream that opens with its calls include the first
+      :func:`.framing.decode_all`'s complete frames): the middle of each frame between
+      those first boundaries, which in a stream that opens with its calls include the first
       argument fragments (the random cuts below fall inside a frame too, nearly always);
     * in the state a fork carries to its finish: every class is compared with a pipeline fed
       its frames from zero in tests/test_check_fork.py, on every bundled input; here, the
