@@ -1,5 +1,5 @@
 """Cutting a large recording indexes in the background; keys answer while it does, and each
-key paints the views it resizes once."""
+key refreshes the panes once and paints the views it resizes once."""
 
 from __future__ import annotations
 
@@ -142,3 +142,24 @@ async def test_a_cut_paints_its_resized_decision_views_with_their_rows(monkeypat
     for last, afresh in rows.values():
         assert last == afresh
 
+
+async def test_a_rebuild_key_refreshes_the_panes_once(monkeypatch):
+    monkeypatch.setattr(app_rebuild, "BACKGROUND_BYTES", 0)
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p")
+    shown: list[int] = []
+    refresh_view = CallscopeApp.refresh_view
+
+    def counted(self: CallscopeApp) -> None:
+        shown.append(self.cursor)
+        refresh_view(self)
+
+    monkeypatch.setattr(CallscopeApp, "refresh_view", counted)
+    async with app.run_test(size=(160, 45)) as pilot:
+        for key in ("c", "x"):
+            while app.building:
+                await asyncio.sleep(0)
+            app.action_goto_step(len(app.timeline) // 2)
+            await pilot.pause()
+            shown.clear()
+            getattr(app, "action_cycle_chunking" if key == "c" else "action_cut")()
+            assert app.building and shown == [0]

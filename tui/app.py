@@ -174,7 +174,13 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         if self.follower.following and len(timeline):
             self.cursor = len(timeline) - 1
 
-    def _load(self) -> None:
+    def _load(self, cursor: int | None = None) -> None:
+        """Load the panes with the timeline and show it; at ``cursor`` when given, set without
+        its watcher first: the watcher's refresh would show the new timeline in panes still
+        loaded with the old one, a refresh of every pane that the load's own repeats."""
+        if cursor is not None:
+            self.set_reactive(CallscopeApp.cursor, cursor)
+            self.gc_policy.moved()
         self.loaded = True
         for pane in (self.query_one(FramesPane), self.query_one(FrameDetailPane),
                      self.query_one(BuffersPane), self.query_one(DecisionsPane)):

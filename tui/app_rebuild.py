@@ -81,8 +81,8 @@ class RebuildActions(AppMixin):
                                      old.chunking, min(offset, old.cut if old.cut is not None
                                                        else offset))
         self.indexer = self._indexer(timeline, old)
-        self.timeline, self.cursor = timeline, 0
-        self._load()
+        self.timeline = timeline
+        self._load(cursor=0)
         self.notify(f"Cut at byte {offset}: indexing in the background…", timeout=3)
 
         async def index() -> None:
@@ -101,8 +101,7 @@ class RebuildActions(AppMixin):
 
     def _show_cut(self, timeline: Timeline, offset: int) -> None:
         self.timeline = timeline
-        self.cursor = 0  # reset first, so the panes never see an index from the old timeline
-        self._load()
+        self._load(cursor=0)  # (from step 0: an index of the old timeline may not be in this one)
         self.move(len(self.timeline) - 1, quiet=True)
         refused = sum(isinstance(s, DecisionStep) and s.decision.action == "refuse"
                       for s in self.timeline.log)
@@ -117,9 +116,8 @@ class RebuildActions(AppMixin):
         if timeline.chunking != self.timeline.chunking:  # (rechunked when needed, not per change)
             timeline, end = timeline.rechunked(self.timeline.chunking), timeline.end
             timeline.end = end
-        self.timeline = timeline
-        self.since, self.cursor = None, 0
-        self._load()
+        self.timeline, self.since = timeline, None
+        self._load(cursor=0)
         self.cursor = cursor
 
     def action_cycle_chunking(self) -> None:
@@ -147,8 +145,8 @@ class RebuildActions(AppMixin):
         timeline = Timeline.indexing(*args)
         timeline.end = old.end
         self.indexer = self._indexer(timeline, old)
-        self.timeline, self.since, self.cursor = timeline, None, 0
-        self._load()
+        self.timeline, self.since = timeline, None
+        self._load(cursor=0)
         self.notify(f"Chunking {nxt}: indexing in the background…", timeout=3)
 
         async def index() -> None:
@@ -164,8 +162,8 @@ class RebuildActions(AppMixin):
     def _show_rechunked(self, timeline: Timeline, frame: int | None,
                         before: list[Decision]) -> None:
         after = [s.decision for s in timeline.log if isinstance(s, DecisionStep)]
-        self.timeline, self.since, self.cursor = timeline, None, 0
-        self._load()
+        self.timeline, self.since = timeline, None
+        self._load(cursor=0)
         self.cursor = timeline.step_for_frame(frame) if frame is not None else 0
         same = "decisions unchanged" if after == before else "DECISIONS CHANGED (engine bug!)"
         self.notify(f"Chunking {timeline.chunking}: {len(timeline.chunks)} chunks; {same}.",
