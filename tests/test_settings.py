@@ -7,7 +7,7 @@ import pathlib
 
 from callscope.tui import settings
 from callscope.tui.app import CallscopeApp
-from callscope.tui.cli import saved_keymap
+from callscope.tui.cli_inputs import saved_keymap
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = (ROOT / "tests/fixtures/anthropic/tool_no_args_empty_partial_json.sse").read_bytes()
