@@ -15,8 +15,9 @@ import pathlib
 import pytest
 from callscope.core.check import BOUNDARIES_CHECKED, dispatch_point, each_cut, real_cuts
 from callscope.core.engine import CallPipeline, DecisionStep, Engine
+from callscope.core.frame import Frame
+from callscope.core.framing import decode_all, framing_of
 from callscope.core.replay import Chunking, reads, rechunk, replay
-from callscope.core.sse import decode_all
 from callscope.core.tools import ToolSet
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,12 @@ SESSIONS = sorted((ROOT / "sessions").rglob("*.jsonl"))
 MAX_FRAMES = 300  # replaying every prefix from zero is quadratic in frames
 
 
+def _frames(data: bytes, protocol: str | None) -> list[Frame]:
+    """The frames of a whole stream in its protocol's framing (an AWS event stream's messages,
+    Ollama's lines), or as its first byte says."""
+    return decode_all(data, framing_of(protocol))
+
+
 def _inputs() -> list[tuple[str, bytes, str | None, ToolSet]]:
     from callscope.tui.cli import LoadedInput, toolset_for
 
@@ -35,7 +42,7 @@ def _inputs() -> list[tuple[str, bytes, str | None, ToolSet]]:
         loaded = LoadedInput(str(path))
         found.append((path.name, b"".join(c for _, c in loaded.chunks()), loaded.protocol,
                       toolset_for(loaded, None)))
-    return [item for item in found if len(decode_all(item[1])) <= MAX_FRAMES]
+    return [item for item in found if len(_frames(item[1], item[2])) <= MAX_FRAMES]
 
 
 INPUTS = _inputs()
@@ -55,7 +62,7 @@ def test_inputs_cover_every_protocol():
     protocols = set()
     for _, data, protocol, tools in INPUTS:
         pipeline = CallPipeline(protocol, tools)
-        for frame in decode_all(data):
+        for frame in _frames(data, protocol):
             pipeline.frame(frame)
         protocols.add(pipeline.protocol)
     assert {"openai-responses", "openai-chat", "anthropic", "gemini-interactions",
@@ -65,7 +72,7 @@ def test_inputs_cover_every_protocol():
 @pytest.mark.parametrize("name,data,protocol,tools", INPUTS, ids=[i[0] for i in INPUTS])
 def test_a_finished_fork_is_the_stream_cut_there_and_leaves_the_original_alone(
         name, data, protocol, tools):
-    frames = decode_all(data)
+    frames = _frames(data, protocol)
     pipeline = CallPipeline(protocol, tools)
     for m in range(len(frames) + 1):
         before = _picture(pipeline)
@@ -136,7 +143,7 @@ def test_a_finished_fork_shares_nothing_its_finish_changes(name, data, protocol,
     finish took: the original reads on and finishes as a pipeline never forked (decisions,
     anomalies, calls), and the reader's tables are as they were before each fork was finished (the
     finish-only fork shares them)."""
-    frames = decode_all(data)
+    frames = _frames(data, protocol)
     whole = CallPipeline(protocol, tools, contrast=False)
     for frame in frames:
         whole.push_frame(frame)
@@ -158,7 +165,7 @@ def test_a_finished_fork_shares_nothing_its_finish_changes(name, data, protocol,
 def test_a_fork_read_to_the_end_first_does_not_change_the_original(name, data, protocol, tools):
     """Reading mutates the reader's per-call records and the call buffers: a fork fed the rest of
     the stream before the original must not leak into it, and both must end as one pipeline."""
-    frames = decode_all(data)
+    frames = _frames(data, protocol)
     whole = CallPipeline(protocol, tools)
     for frame in frames:
         whole.frame(frame)
@@ -183,7 +190,7 @@ def test_a_fork_read_to_the_end_first_does_not_change_the_original(name, data, p
 def test_each_cut_visits_every_class_as_a_fresh_pipeline_finishes_it(name, data, protocol, tools):
     """check.each_cut (forks, the last class the pipeline itself) against a pipeline fed each
     prefix from zero and finished: the same decisions, and the same first terminal class."""
-    frames = decode_all(data)
+    frames = _frames(data, protocol)
     seen: dict[int, dict] = {}
     terminal = each_cut(frames, CallPipeline(protocol, tools, contrast=False),
                         lambda m, finished: seen.setdefault(m, dict(finished.decisions)))
@@ -234,7 +241,7 @@ def test_real_cuts_reach_both_sides_of_every_boundary_they_name(name, data, prot
     """check's real cuts: the empty stream, each side of the first dispatch points and of the
     terminal frame's (the last terminated frame's without one), a cut inside each of the first
     ones; never the whole stream (part 1 replays it), in order, each once."""
-    frames = decode_all(data)
+    frames = _frames(data, protocol)
     points = [dispatch_point(f) for f in frames]
     terminal = each_cut(frames, CallPipeline(protocol, tools, contrast=False), lambda m, f: None)
     cuts = real_cuts(points, terminal, len(data))
