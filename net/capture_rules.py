@@ -2,9 +2,9 @@
 share, free of any HTTP library so that mitmproxy's environment can load them.
 
 * :func:`protocol_for_path`: the protocol an endpoint speaks (each spec's route, matched against
-  the end of the path, so a gateway prefix such as ``/openai/v1/...`` still works; a path with
-  an empty segment, ``//``, names none: servers disagree on whether ``//evil.com/v1/...`` is
-  ``/v1/...``, so what a recorder records must not depend on it).
+  the end of the path, so a gateway prefix such as ``/openai/v1/...`` still works). A path that
+  servers read in more than one way (:data:`AMBIGUOUS_PATHS`) names none, so what a recorder
+  records never depends on which reading the upstream makes.
 * :data:`STREAM_TYPES`, :func:`wants_stream`: a response is recorded when it is a stream, or an
   HTTP error answering a request that asked for one.
 * :func:`request_record`: the request as a session keeps it, credentials redacted.
@@ -29,8 +29,27 @@ DECODABLE = ("gzip", "x-gzip", "deflate")
 """Content codings a recorder decodes into a second session beside the raw one."""
 
 
+AMBIGUOUS_PATHS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("empty segment", re.compile(r"//"),
+     "``//evil.com/v1/...`` is a host to some servers, ``/evil.com/v1/...`` to others"),
+    ("dot segment", re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE),
+     "``/x/../v1/responses`` is ``/v1/responses`` once a server removes dot segments"),
+    ("backslash", re.compile(r"\\|%5c", re.IGNORECASE),
+     "some servers read ``\\`` (or ``%5C``) as ``/``"),
+    ("path parameter", re.compile(r";"),
+     "some servers drop ``;name=value`` from a segment, others keep it"),
+)
+"""Paths that name no protocol: (name, pattern, why). ``%2F`` is not among them: Bedrock's
+clients send an inference profile's ARN in the path with its ``/`` escaped so."""
+
+
+def path_ambiguity(path: str) -> str | None:
+    """The name of the first :data:`AMBIGUOUS_PATHS` entry ``path`` matches, or None."""
+    return next((name for name, pattern, _ in AMBIGUOUS_PATHS if pattern.search(path)), None)
+
+
 def protocol_for_path(path: str) -> str | None:
-    if "//" in path:
+    if path_ambiguity(path) is not None:
         return None
     for pattern, protocol in ENDPOINTS:
         if pattern.search(path):

@@ -58,6 +58,37 @@ def test_endpoint_table_matches_suffixes_only():
     assert protocol_for_path("//evil.com/v1/chat/completions") is None  # an empty segment
 
 
+@pytest.mark.parametrize(("path", "why"), [
+    ("//evil.com/v1/chat/completions", "empty segment"),
+    ("/x/../v1/responses", "dot segment"),
+    ("/x/%2E%2e/v1/responses", "dot segment"),
+    ("/./v1/messages", "dot segment"),
+    ("/x\\..\\v1/messages", "backslash"),
+    ("/x%5C/v1/messages", "backslash"),
+    ("/v1/chat/completions;x=1", "path parameter"),
+    ("/v1;x/responses", "path parameter"),
+])
+def test_a_path_servers_read_two_ways_names_no_protocol(path, why):
+    """What a recorder names a capture never depends on which reading the upstream makes: each
+    declared ambiguity names none, even where a route would match."""
+    from callscope.net.capture_rules import path_ambiguity
+    assert path_ambiguity(path) == why
+    assert protocol_for_path(path) is None
+
+
+@pytest.mark.parametrize(("path", "protocol"), [
+    ("/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.anthropic.claude-v1"
+     "%3A0/converse-stream", "bedrock-converse"),  # (boto3 escapes the ARN's ``/``)
+    ("/model/anthropic.claude-3-5-sonnet-20240620-v1:0/invoke-with-response-stream",
+     "bedrock-invoke"),
+    ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", "gemini-generate"),
+    ("/api/chat", "ollama-chat"),
+    ("/proxy.v2/v1/messages", "anthropic"),  # (a dot inside a segment is no dot segment)
+])
+def test_real_endpoint_paths_still_name_their_protocol(path, protocol):
+    assert protocol_for_path(path) == protocol
+
+
 def test_a_target_starting_with_two_slashes_routes_nowhere():
     """``//evil.com/v1/chat/completions`` is a path as sent, not a host and a path: no endpoint
     (urlsplit read ``/v1/chat/completions`` and served the stream)."""
