@@ -26,6 +26,8 @@ closed (or when the stream ended).
 
 @dataclass(frozen=True, slots=True)
 class CallOpened:
+    """A call began: the provider announced it, under the key its deltas will name."""
+
     frame: int | None
     key: str
     """The key the protocol uses for this call's deltas (e.g. ``item:fc_…``, ``block:1``)."""
@@ -159,6 +161,8 @@ class TurnEnded:
 
 @dataclass(frozen=True, slots=True)
 class ProviderError:
+    """The provider reported an error in the stream (an error event or an error body)."""
+
     frame: int | None
     message: str
     code: str | None = None
@@ -166,6 +170,8 @@ class ProviderError:
 
 @dataclass(frozen=True, slots=True)
 class UsageReported:
+    """The provider's token counts, as it sent them."""
+
     frame: int | None
     usage: dict[str, Any] = field(default_factory=dict)
 

@@ -17,6 +17,8 @@ MiB = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """The bounds the engine reads a stream within (the ``--max-*`` flags)."""
+
     max_block_bytes: int = 64 * MiB
     """One SSE block (a frame, its longest line included)."""
     max_calls: int = 10_000

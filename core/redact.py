@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -26,7 +27,13 @@ credential: gateways add their own (``Helicone-Auth``, ``x-portkey-api-key``,
 would always miss the next one. Two exceptions: ``tokens`` (plural) names a count in rate-limit
 headers (``x-ratelimit-remaining-tokens``), and callscope's own ``x-callscope-*`` /
 ``callscope-*`` names (a session to serve, a fault) carry no secret."""
-_SECRET_WORD = re.compile("|".join(w if w != "token" else "token(?!s)" for w in SECRET_NAME_WORDS))
+
+
+@cache
+def _secret_word() -> re.Pattern[str]:
+    """The name words as one pattern, compiled on first use: reading a session never redacts,
+    and the compile is part of every command's start-up otherwise."""
+    return re.compile("|".join(w if w != "token" else "token(?!s)" for w in SECRET_NAME_WORDS))
 
 
 def secret_name(name: str, also: Iterable[str] = ()) -> bool:
@@ -39,7 +46,7 @@ def secret_name(name: str, also: Iterable[str] = ()) -> bool:
         return True
     if lower.startswith(("x-callscope-", "callscope-")):
         return False
-    return _SECRET_WORD.search(lower) is not None
+    return _secret_word().search(lower) is not None
 _SECRET_NAMES = (
     ("api", "key"), ("x", "api", "key"), ("x", "goog", "api", "key"), ("private", "key"),
     ("access", "token"), ("refresh", "token"), ("id", "token"), ("authorization",),
@@ -51,10 +58,15 @@ conversation, whose tool arguments name keys of their own."""
 SECRET_BODY_MEMBERS = frozenset("".join(words) for words in _SECRET_NAMES)
 """Body members, compared lower-cased without ``-`` and ``_`` (``api_key``, ``apiKey``)."""
 _NAME = "|".join(r"\b" + "[_-]?".join(words) for words in _SECRET_NAMES)
-_SECRET_IN_TEXT = re.compile(
-    rf"""(?i)((?:{_NAME})["']?\s*[:=]\s*)"""  # the name and its separator, kept
-    r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|"""  # a quoted value or a list, whole
-    r"""(?:(?:bearer|basic|token)\s+)?[^"'&,}\s]+)""")  # or a bare one, with its scheme
+
+
+@cache
+def _secret_in_text() -> re.Pattern[str]:
+    """A credential pair in text, compiled on first use (as :func:`_secret_word`)."""
+    return re.compile(
+        rf"""(?i)((?:{_NAME})["']?\s*[:=]\s*)"""  # the name and its separator, kept
+        r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|"""  # a quoted value or a list, whole
+        r"""(?:(?:bearer|basic|token)\s+)?[^"'&,}\s]+)""")  # or a bare one, with its scheme
 
 
 def redact_headers(
@@ -136,4 +148,4 @@ def redact_text(text: str) -> str:
         found = m.group(2)
         quote = found[0] if found[0] in "\"'" else ""
         return m.group(1) + quote + REDACTED + quote
-    return _SECRET_IN_TEXT.sub(value, text)
+    return _secret_in_text().sub(value, text)

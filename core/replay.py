@@ -9,14 +9,17 @@ more than one chunk of the input at a time.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .ending import EndingWatch
 from .engine import Engine, FrameStep, Step
 from .errors import CallscopeError
 from .tools import ToolSet
+
+if TYPE_CHECKING:
+    from random import Random
 
 TimedBytes = tuple[float | None, bytes]
 
@@ -29,6 +32,8 @@ class ChunkingError(CallscopeError):
 
 @dataclass(frozen=True, slots=True)
 class Chunking:
+    """How a replay splits the recorded bytes (the ``--chunking`` flag)."""
+
     mode: str
     size: int = 0
     seed: int = 0
@@ -83,7 +88,9 @@ def _rechunked(source: Iterator[TimedBytes], chunking: Chunking) -> Iterator[Tim
     if chunking.mode == "bytes":
         yield from _fixed_size(source, chunking.size)
         return
-    rng = random.Random(chunking.seed)
+    from random import Random  # (here: only random chunkings draw sizes; 1 ms of start-up)
+
+    rng = Random(chunking.seed)
 
     def size() -> int:
         return chunking.size if chunking.mode == "bytes" else rng.randint(1, RANDOM_MAX_CHUNK)
@@ -113,10 +120,12 @@ def reads(chunks: Iterable[TimedBytes], chunking: Chunking,
     if chunking.mode == "bytes":
         size = chunking.size
         return (data[i:i + size] for i in range(0, len(data), size))
-    return _random_slices(data, random.Random(chunking.seed))
+    from random import Random
+
+    return _random_slices(data, Random(chunking.seed))
 
 
-def _random_slices(data: bytes, rng: random.Random) -> Iterator[bytes]:
+def _random_slices(data: bytes, rng: Random) -> Iterator[bytes]:
     start = 0
     while start < len(data):
         end = start + rng.randint(1, RANDOM_MAX_CHUNK)

@@ -70,43 +70,59 @@ class _VersionAction(argparse.Action):
 NETWORK_COMMANDS = ("serve", "live", "proxy")
 
 
-def build_parser(network: bool = True) -> argparse.ArgumentParser:
-    """The parser; without ``network``, the headless commands only (their parsers and handlers
-    never import the network stack: asyncio, ssl, httpx)."""
-    parser = argparse.ArgumentParser(
-        prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
-        epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
-    parser.add_argument("--version", action=_VersionAction)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, the terminal's width asked only when help or an error is written:
+    argparse makes a formatter for every argument added, and asking imports shutil (zlib, bz2,
+    lzma), ~3 ms of every command's start-up."""
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--protocol", choices=PROTOCOLS, help="override protocol detection")
-        p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
-        p.add_argument("--max-frame-bytes", type=_count, default=DEFAULT_LIMITS.max_block_bytes,
-                       metavar="N", help="stop framing past an SSE block of N bytes (default 64 MiB)")
-        p.add_argument("--max-calls", type=_count, default=DEFAULT_LIMITS.max_calls, metavar="N",
-                       help="stop past N calls in one turn (default 10000)")
-        p.add_argument("--max-argument-chars", type=_count, default=DEFAULT_LIMITS.max_argument_chars,
-                       metavar="N", help="stop past N characters of one call's arguments (default 64 Mi)")
-        p.add_argument("--max-session-bytes", type=_count, default=DEFAULT_LIMITS.max_session_bytes,
-                       metavar="N", help="refuse to hold a session larger than N bytes in memory "
-                       "(check and the debugger; default 1 GiB)")
-        p.add_argument("--max-anomalies-per-code", type=_count,
-                       default=DEFAULT_LIMITS.max_anomalies_per_code, metavar="N",
-                       help="keep N anomalies of one code per turn, count the rest (default 1000)")
-        p.add_argument("--max-text-chars", type=_count, default=DEFAULT_LIMITS.max_text_chars,
-                       metavar="N", help="keep N characters of assistant text per turn, count the "
-                       "rest (default 64 Mi)")
-        p.add_argument("--max-argument-depth", type=_count,
-                       default=DEFAULT_LIMITS.max_argument_depth, metavar="N",
-                       help="refuse arguments nested deeper than N levels as invalid_json "
-                       "(default 128)")
-        p.add_argument("--max-undetected-frames", type=_count,
-                       default=DEFAULT_LIMITS.max_undetected_frames, metavar="N",
-                       help="read the stream as frames only when no protocol is recognised in "
-                       "N frames (default 1000)")
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, 0 if width is None else width)
+        if width is None:  # (then __getattr__ measures the terminal on first use)
+            self._asked = max_help_position
+            del self._width, self._max_help_position
 
-    p = sub.add_parser("replay", help="replay inputs headless (a table, or JSON lines)")
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("_width", "_max_help_position") or "_asked" not in self.__dict__:
+            raise AttributeError(name)
+        import shutil
+
+        width = shutil.get_terminal_size().columns - 2  # (as argparse measures it)
+        self._width = width
+        self._max_help_position = min(self._asked, max(width - 20, self._indent_increment * 2))
+        return getattr(self, name)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    """The flags every reading command takes: the protocol, the tools, the limits."""
+    p.add_argument("--protocol", choices=PROTOCOLS, help="override protocol detection")
+    p.add_argument("--tools", metavar="FILE", help="a JSON list of tool definitions")
+    p.add_argument("--max-frame-bytes", type=_count, default=DEFAULT_LIMITS.max_block_bytes,
+                   metavar="N", help="stop framing past an SSE block of N bytes (default 64 MiB)")
+    p.add_argument("--max-calls", type=_count, default=DEFAULT_LIMITS.max_calls, metavar="N",
+                   help="stop past N calls in one turn (default 10000)")
+    p.add_argument("--max-argument-chars", type=_count, default=DEFAULT_LIMITS.max_argument_chars,
+                   metavar="N", help="stop past N characters of one call's arguments (default 64 Mi)")
+    p.add_argument("--max-session-bytes", type=_count, default=DEFAULT_LIMITS.max_session_bytes,
+                   metavar="N", help="refuse to hold a session larger than N bytes in memory "
+                   "(check and the debugger; default 1 GiB)")
+    p.add_argument("--max-anomalies-per-code", type=_count,
+                   default=DEFAULT_LIMITS.max_anomalies_per_code, metavar="N",
+                   help="keep N anomalies of one code per turn, count the rest (default 1000)")
+    p.add_argument("--max-text-chars", type=_count, default=DEFAULT_LIMITS.max_text_chars,
+                   metavar="N", help="keep N characters of assistant text per turn, count the "
+                   "rest (default 64 Mi)")
+    p.add_argument("--max-argument-depth", type=_count,
+                   default=DEFAULT_LIMITS.max_argument_depth, metavar="N",
+                   help="refuse arguments nested deeper than N levels as invalid_json "
+                   "(default 128)")
+    p.add_argument("--max-undetected-frames", type=_count,
+                   default=DEFAULT_LIMITS.max_undetected_frames, metavar="N",
+                   help="read the stream as frames only when no protocol is recognised in "
+                   "N frames (default 1000)")
+
+
+def _replay_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--json", action="store_true", help="one JSON record per line")
     p.add_argument("--chunking", default="recorded", metavar="MODE",
@@ -114,9 +130,10 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--cut-at", type=_offset, metavar="BYTE", help="end the stream after BYTE bytes")
     p.add_argument("--summary", action="store_true", help="print only the turn records")
     p.add_argument("--chunks", action="store_true", help="with --json, also a record per chunk")
-    common(p)
+    _common(p)
 
-    p = sub.add_parser("check", help="prove chunking and cuts never execute what they should not")
+
+def _check_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--seeds", type=_count, default=3, help="random chunkings per input (default 3)")
     p.add_argument("--harness", metavar="CMD", help="test your harness instead of the gate: CMD "
@@ -133,28 +150,57 @@ def build_parser(network: bool = True) -> argparse.ArgumentParser:
                    "before the terminal signal (default 256)")
     p.add_argument("--quirk", metavar="NAME", help="with --harness: rewrite each input into a "
                    "shape a real system sends first (README: the quirk list)")
-    common(p)
+    _common(p)
 
-    p = sub.add_parser("import", help="convert a .sse capture or a HAR file into a session")
+
+def _import_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="FILE")
     p.add_argument("-o", "--output", required=True, metavar="SESSION")
     p.add_argument("--protocol", choices=PROTOCOLS, help="record the protocol in the header")
     p.add_argument("--tools", metavar="FILE", help="tool definitions the session carries (a JSON list)")
     p.add_argument("--provenance", help="where the capture came from (kept in the header)")
 
-    p = sub.add_parser("diff", help="compare two recordings call by call (exit 1 when they differ)")
+
+def _diff_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
     p.add_argument("--ignore-ids", action="store_true",
                    help="do not compare call ids (a gateway that rewrites them)")
     p.add_argument("--open", action="store_true", help="show them side by side in the debugger")
-    common(p)
+    _common(p)
 
-    p = sub.add_parser("open", help="open the debugger (the default command)")
+
+def _open_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", metavar="INPUT")
     p.add_argument("--keymap", metavar="FILE", help='remap keys: JSON {"callscope.cut": "ctrl+x"}')
-    common(p)
+    _common(p)
 
+
+_HEADLESS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
+    ("replay", "replay inputs headless (a table, or JSON lines)", _replay_flags),
+    ("check", "prove chunking and cuts never execute what they should not", _check_flags),
+    ("import", "convert a .sse capture or a HAR file into a session", _import_flags),
+    ("diff", "compare two recordings call by call (exit 1 when they differ)", _diff_flags),
+    ("open", "open the debugger (the default command)", _open_flags),
+)
+"""The headless commands and the debugger's: name, help, the flags they take."""
+
+
+def build_parser(network: bool = True, only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; without ``network``, the headless commands only (their parsers and handlers
+    never import the network stack: asyncio, ssl, httpx). With ``only`` (a headless command),
+    that command's parser alone: the one a command line given it parses with (each parser
+    built is start-up time, and ``-h`` of the whole program builds them all)."""
+    parser = argparse.ArgumentParser(
+        prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
+        formatter_class=_Formatter,
+        epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
+    parser.add_argument("--version", action=_VersionAction)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    for name, help, flags in _HEADLESS:
+        if only is None or name == only:
+            flags(sub.add_parser(name, help=help, formatter_class=_Formatter))
     if network:
         from .net_commands import add_commands  # serve, live and proxy (the servers are in net/)
 
@@ -178,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "open")
-    args = build_parser(network=argv[0] in (*NETWORK_COMMANDS, "-h", "--help")).parse_args(argv)
+    network = argv[0] in (*NETWORK_COMMANDS, "-h", "--help")
+    args = build_parser(network, only=argv[0] if argv[0] in HANDLERS else None).parse_args(argv)
     try:
         return int(_handler(args.command)(args, sys.stdout))
     except CallscopeError as exc:

@@ -23,6 +23,8 @@ Reason = Literal["truncated", "invalid_json", "schema", "unknown_tool", "provide
 
 @dataclass(frozen=True, slots=True)
 class GateContext:
+    """What a rule reads besides the call: the turn, the tools, the protocol's empty text."""
+
     turn: TurnState
     tools: ToolSet
     empty_means_object: bool
@@ -36,6 +38,8 @@ Check = Callable[[GateContext, CallBuffer, Parsed | None], str | None]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One refusal rule of the gate: its id, the reason it refuses with, its check."""
+
     id: str
     reason: Reason
     statement: str
