@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 import orjson
+import pytest
 from callscope.core import synth
 from callscope.core.engine import CallPipeline, Engine
 from callscope.core.framing import decode_all, framing_of
@@ -309,7 +310,7 @@ def test_the_declared_shapes_are_what_the_providers_write():
 
 TAIL_KEYS = [b',"response":{}', b',"type":"x"', b',"delta":"y"', b',"delta":1', b',"delta":"',
              b',"obfuscation":1', b',"item_id":"z"', b',"sequence_number":9', b',"output_index":5',
-             b',"x":1', b"\n", b" ", b"}", b"}}", b","]
+             b',"x":1', b',"x"', b"\n", b" ", b"}", b"}}", b","]
 """Bytes put where a key may follow (after the delta's value, before the closing brace)."""
 
 
@@ -322,10 +323,11 @@ def mutate_tails(rng: random.Random, data: bytes, count: int) -> bytes:
     for _ in range(count if hot else 0):
         i = rng.choice(hot)
         block = blocks[i]
-        lo = block.index(b',"delta":') + 9
+        marker = b'{"arguments":' if b'{"arguments":' in block else b',"delta":'
+        lo = block.index(marker) + len(marker)
         if rng.random() < 0.5:
-            after = block.find(b',"obfuscation":', lo)
-            at = rng.choice([len(block) - 1] + ([after] if after >= 0 else []))
+            keys = [block.find(k, lo) for k in (b',"obfuscation":', b',"type":', b'},"event')]
+            at = rng.choice([len(block) - 1] + [k for k in keys if k >= 0])
             blocks[i] = block[:at] + rng.choice(TAIL_KEYS) + block[at:]
             continue
         at = rng.randint(lo, len(block))
@@ -350,6 +352,24 @@ def test_an_expected_block_reads_as_the_reference(protocol, seed, mutations):
     encoded = synth.encode_turn(protocol, turn(rng, rng.randint(1, 2), 0, "normal"), rng)
     data = mutate_tails(rng, encoded.data, mutations)
     assert_same(protocol, data, reads(rng, data))
+
+
+@pytest.mark.parametrize("protocol", EXPECTING)
+def test_every_key_put_after_an_expected_fragment_reads_as_the_reference(protocol):
+    """Each of :data:`TAIL_KEYS` at each place a key may follow, in a hot block amid a call's
+    deltas (after one the hot path read, so it is expected): read as the reference reads it."""
+    rng = random.Random(3)
+    data = synth.encode_turn(protocol, turn(rng, 1, 0, "normal"), rng).data
+    blocks = data.split(b"\n\n")
+    hot = [i for i, b in enumerate(blocks) if b',"delta":' in b]
+    i = hot[len(hot) // 2]
+    block = blocks[i]
+    places = [block.find(k, block.index(b',"delta":') + 9)
+              for k in (b',"obfuscation":', b',"type":', b'},"event')]
+    for at in [len(block) - 1] + [k for k in places if k >= 0]:
+        for key in TAIL_KEYS:
+            changed = b"\n\n".join([*blocks[:i], block[:at] + key + block[at:], *blocks[i + 1:]])
+            assert_same(protocol, changed, reads(random.Random(at), changed))
 
 
 def test_the_expected_blocks_are_what_the_providers_write():
