@@ -10,16 +10,21 @@ The sweep does not replay from zero for every cut. A cut stream's events depend 
 frames completed before the cut (a block cut before its blank line is never dispatched), so the
 offsets fall into ``frames + 1`` classes. The pipeline is stepped once, frame by frame, and a copy
 of it is finished at each frame boundary; every byte offset is then mapped to its class with a
-binary search. A few offsets per input are also replayed for real, from zero, and must agree:
-that guards the shortcut itself (:func:`real_cuts` says which, and why they are enough).
+binary search. A few offsets per input are also replayed for real by the engine, fed the bytes
+up to each as reads, and must agree: that guards the shortcut itself (:func:`real_cuts` says
+which, and why they are enough). Those fed as one read and the early ones fed as recorded are
+replayed from zero; a later recorded one goes on from a copy of the recorded replay's engine
+taken at the last whole read before it (:func:`_recorded_cuts`).
 """
 
 from __future__ import annotations
 
+import copy
 import random
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from .check_reads import check_reads
@@ -37,6 +42,9 @@ REAL_REPLAY_SAMPLES = 2
 """Random cuts among the real ones (:func:`real_cuts`), beside those placed by the frames."""
 BOUNDARIES_CHECKED = 4
 """The first dispatch points cut at for real, on each side (and the frame after each, inside)."""
+FORK_AFTER = 1 / 8
+"""The share of a stream past which a recorded real cut is read off the recorded replay
+(:func:`_recorded_cuts`) rather than replayed from byte 0."""
 
 
 @dataclass
@@ -144,14 +152,65 @@ def real_cuts(points: Sequence[int], terminal_class: int | None, size: int) -> l
     return sorted(k for k in cuts if 0 <= k < size)
 
 
+def _recorded_cuts(chunks: Sequence[TimedBytes], cuts: Sequence[int], protocol: str | None,
+                   tools: ToolSet, limits: Limits) -> tuple[Outcome, dict[int, Outcome]]:
+    """The recorded replay's outcome, and that of each cut of ``cuts`` fed as recorded.
+
+    A cut's reads are the recorded reads before it, then the part of the read it falls in (if
+    any). A cut past the first :data:`FORK_AFTER` of the stream is replayed by a copy of the
+    recorded replay's engine taken after those whole reads, fed that part and closed: it reads
+    on exactly as a fresh engine fed the same reads from byte 0 would (the pipeline forks as
+    :meth:`.CallPipeline.fork` says, the decoder is deep-copied), without reading the prefix
+    again (a copy costs about a twentieth of a replay). Earlier cuts, whose prefixes cost about
+    as much as a copy, are replayed from byte 0 by a fresh engine."""
+    engine = Engine(protocol, tools, limits, contrast=False)  # only the gate's decisions count
+    reads = [data for _, data in chunks]
+    starts = list(accumulate(map(len, reads), initial=0))
+    fed = 0
+    outcomes: dict[int, Outcome] = {}
+    for k in sorted(cuts):
+        taken = bisect_left(starts, k, 0, len(reads))  # reads starting before k
+        whole = taken if starts[taken] <= k else taken - 1
+        if starts[whole] < starts[-1] * FORK_AFTER:
+            outcomes[k] = _replay_outcome(chunks, Chunking("recorded"), protocol, tools,
+                                          cut_at=k, limits=limits)
+            continue
+        engine.push_reads(reads[fed:whole])
+        fed = whole
+        shared: dict[int, Any] = {id(tools): tools, id(limits): limits,  # (never changed)
+                                  id(engine.pipeline): engine.pipeline.fork()}
+        twin = copy.deepcopy(engine, shared)
+        if whole < taken:  # (the read the cut falls in, up to the cut)
+            twin.push_reads([reads[whole][:k - starts[whole]]])
+        twin.close()
+        outcomes[k] = _outcome(twin.pipeline.decisions)
+    engine.push_reads(reads[fed:])
+    engine.close()
+    return _outcome(engine.pipeline.decisions), outcomes
+
+
 def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None,
                 tools: ToolSet, seeds: Sequence[int] = (1, 2, 3),
                 limits: Limits = DEFAULT_LIMITS) -> CheckReport:
     data = b"".join(c for _, c in chunks)
     report = CheckReport(source, len(data))
 
+    # The cut classes (part 2) come first: they place the real cuts (part 3), whose recorded
+    # ones are read off the recorded replay of part 1.
+    frames = decode_all(data, framing_of(protocol), limits.max_block_bytes)
+    points = [dispatch_point(f) for f in frames]
+    pipeline = CallPipeline(protocol, tools, limits, contrast=False)
+    outcomes: list[Outcome] = []
+    terminal_class = each_cut(frames, pipeline,
+                              lambda m, finished: outcomes.append(_outcome(finished.decisions)))
+    cuts = real_cuts(points, terminal_class, len(data))
+    # Half of the real cuts are fed as one read (cheap), half as recorded: a cut inside a
+    # recorded read is where the chunking and the cut meet, which part 1 (whole streams) does
+    # not reach.
+    recorded = cuts[1::2]
+
     # 1. Chunkings must not change decisions.
-    baseline = _replay_outcome(chunks, Chunking("recorded"), protocol, tools, limits=limits)
+    baseline, recorded_outcomes = _recorded_cuts(chunks, recorded, protocol, tools, limits)
     modes = [Chunking("recorded"), Chunking("whole"), Chunking("bytes", size=1),
              *(Chunking("random", seed=s) for s in seeds)]
     for mode in modes:
@@ -164,12 +223,6 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
     report.refused = len(baseline) - report.executed
 
     # 2. Every cut offset, one class per frame boundary.
-    frames = decode_all(data, framing_of(protocol), limits.max_block_bytes)
-    points = [dispatch_point(f) for f in frames]
-    pipeline = CallPipeline(protocol, tools, limits, contrast=False)
-    outcomes: list[Outcome] = []
-    terminal_class = each_cut(frames, pipeline,
-                              lambda m, finished: outcomes.append(_outcome(finished.decisions)))
     report.protocol = pipeline.protocol
     full = outcomes[-1]
     for m, outcome in enumerate(outcomes):
@@ -184,16 +237,15 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
                     f"a cut after {m} frames executes {key}, which the full stream does not")
     report.cuts = len(data) + 1
 
-    # 3. Guard the shortcut: a few real cuts, replayed from zero, must match their class. Half
-    # of them are fed as one read (cheap), half as recorded: a cut inside a recorded read is
-    # where the chunking and the cut meet, which part 1 (whole streams) does not reach.
-    # The cut at the very end is the whole stream, which part 1 replayed already.
+    # 3. Guard the shortcut: a few real cuts, replayed apart from the sweep, must match their
+    # class. The cut at the very end is the whole stream, which part 1 replayed already.
     if outcomes[-1] != baseline:
         report.violations.append("internal: the whole stream disagrees with its class")
-    for n, k in enumerate(real_cuts(points, terminal_class, len(data))):
+    for n, k in enumerate(cuts):
         m = bisect_left(points, k)  # frames whose dispatch point is < k
         chunking = Chunking("recorded" if n % 2 else "whole")
-        real = _replay_outcome(chunks, chunking, protocol, tools, cut_at=k, limits=limits)
+        real = recorded_outcomes[k] if n % 2 else _replay_outcome(
+            chunks, chunking, protocol, tools, cut_at=k, limits=limits)
         if real != outcomes[m]:
             report.violations.append(f"internal: the cut at byte {k} ({chunking}) disagrees "
                                      "with its class")
