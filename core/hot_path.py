@@ -21,24 +21,17 @@ objects: the values alone are parsed (by orjson, as the payload would be) and ha
 reader's :meth:`~.providers.base.ProtocolReader.hot_values`, the same question its
 :meth:`~.providers.base.ProtocolReader.hot_fragment` asks once it has found them in a payload.
 Any other block is read as above.
-
-After a hot block, the reader may announce the next one (:meth:`~.providers.base.
-ProtocolReader.hot_next`): the exact bytes it starts with, up to its fragment's value (for
-OpenAI Responses, the same call's delta numbered next). A block that starts so, on one line, has
-only its rest read (:meth:`~.providers.base.ProtocolReader.hot_tail`), then the same question of
-the reader's state is asked (:meth:`~.providers.base.ProtocolReader.hot_values`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
 if TYPE_CHECKING:
     from .engine import CallPipeline
-    from .providers.base import ProtocolReader
 
 _DATA = b"data: "
 _EVENT = b"event: "
@@ -88,7 +81,7 @@ def block_shape(*parts: bytes) -> BlockShape:
 class HotPath:
     """One stream's hot path: the ``take`` of :meth:`~.sse.SSEDecoder.feed_hot`."""
 
-    __slots__ = ("pipeline", "_names", "_last", "_next", "_next_values")
+    __slots__ = ("pipeline", "_names", "_last")
 
     def __init__(self, pipeline: CallPipeline) -> None:
         self.pipeline = pipeline
@@ -96,11 +89,6 @@ class HotPath:
         self._last: tuple[bytes, str | None] = (b"\n", None)
         """The last event name read, raw and decoded (a stream repeats one name for a run);
         at first a name no line can hold."""
-        self._next: bytes = b"\n"
-        """The first bytes of the hot block the reader expects next (:meth:`~.providers.base.
-        ProtocolReader.hot_next`), up to its fragment; at first bytes no block starts with."""
-        self._next_values: list[Any] = []
-        """Those bytes' slot values."""
 
     def take(self, data: bytes, start: int, end: int, index: int) -> bool:
         """Read the block ``data[start:end]`` (its lines, LF-separated) as frame ``index`` if
@@ -110,17 +98,6 @@ class HotPath:
         if reader is None or not reader.has_hot_frame or pipeline.state.halted is not None \
                 or reader.done_frame is not None or reader.ended:  # (reader.quiet(), inline)
             return False
-        expected = self._next
-        if data.startswith(expected, start):  # (the block the last one announced: its rest only)
-            at = start + len(expected)
-            if data.find(_LF, at, end) < 0:
-                values = reader.hot_tail(self._next_values, data[at:end])
-                if values is not None:
-                    hit = reader.hot_values(values)
-                    if hit is not None:
-                        self._expect(reader, values)
-                        pipeline.hot_fragment(index, hit[0], hit[1])
-                        return True
         shape = reader.hot_shape
         if shape is not None and data.startswith(shape.head, start):
             match = shape.rest.fullmatch(data, start + shape.size, end)
@@ -132,7 +109,6 @@ class HotPath:
                 hit = reader.hot_values(values)
                 if hit is None:
                     return False
-                self._expect(reader, values)
                 pipeline.hot_fragment(index, hit[0], hit[1])
                 return True
         if data.startswith(_DATA, start):
@@ -170,11 +146,3 @@ class HotPath:
             return False
         pipeline.hot_fragment(index, hit[0], hit[1])
         return True
-
-    def _expect(self, reader: ProtocolReader, values: list[Any]) -> None:
-        """Remember what the reader expects after a hot block with these slot values."""
-        following = reader.hot_next(values)
-        if following is None:
-            self._next = b"\n"
-        else:
-            self._next, self._next_values = following

@@ -33,6 +33,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _STRING_STOP = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 """What ends the plain run of a string body: its quote, an escape, a control character, or a
 raw surrogate code point (which orjson refuses, paired or not: it cannot be UTF-8)."""
+_string_stop = _STRING_STOP.search
 _NUMBER_CHARS = re.compile(r"[-+0-9.eE]*")
 _NUMBER_FULL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
 _NUMBER_PREFIX = re.compile(
@@ -162,11 +163,9 @@ class JsonPrefixChecker:
 
     def feed(self, text: str) -> Draft:
         if (self._token == "string" and self._escape < 0 and self.error is None
-                and '"' not in text and "\\" not in text and text.isprintable()):
+                and _string_stop(text) is None):
             # Most fragments lie inside a string and hold no quote, backslash or control
             # character: they change nothing but the offset, and the draft stays incomplete.
-            # (Printable text holds no control character and no surrogate; text that is not,
-            # a few valid characters too, is walked.)
             self._offset += len(text)
             return _INCOMPLETE
         if self.error is None:

@@ -16,12 +16,10 @@ import random
 from typing import Any
 
 import orjson
-import pytest
 from callscope.core import synth
 from callscope.core.engine import CallPipeline, Engine
 from callscope.core.framing import decode_all, framing_of
 from callscope.core.providers import SPECS
-from callscope.core.providers.base import ProtocolReader
 from callscope.core.tools import ToolSet
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -306,96 +304,3 @@ def test_the_declared_shapes_are_what_the_providers_write():
         matched = sum(1 for b in blocks
                       if b.startswith(shape.head) and shape.rest.fullmatch(b, shape.size))
         assert matched > len(blocks) / 2, protocol
-
-
-TAIL_KEYS = [b',"response":{}', b',"type":"x"', b',"delta":"y"', b',"delta":1', b',"delta":"',
-             b',"obfuscation":1', b',"item_id":"z"', b',"sequence_number":9', b',"output_index":5',
-             b',"x":1', b',"x"', b"\n", b" ", b"}", b"}}", b","]
-"""Bytes put where a key may follow (after the delta's value, before the closing brace)."""
-
-
-def mutate_tails(rng: random.Random, data: bytes, count: int) -> bytes:
-    """``count`` changes after the delta key of hot blocks (what :meth:`.ProtocolReader.
-    hot_tail` reads once a block starts with :meth:`.ProtocolReader.hot_next`'s bytes): keys
-    added, repeated or retyped, line ends, quotes, bytes that are not UTF-8."""
-    blocks = data.split(b"\n\n")
-    hot = [i for i, b in enumerate(blocks) if b',"delta":' in b]
-    for _ in range(count if hot else 0):
-        i = rng.choice(hot)
-        block = blocks[i]
-        marker = b'{"arguments":' if b'{"arguments":' in block else b',"delta":'
-        lo = block.index(marker) + len(marker)
-        if rng.random() < 0.5:
-            keys = [block.find(k, lo) for k in (b',"obfuscation":', b',"type":', b'},"event')]
-            at = rng.choice([len(block) - 1] + [k for k in keys if k >= 0])
-            blocks[i] = block[:at] + rng.choice(TAIL_KEYS) + block[at:]
-            continue
-        at = rng.randint(lo, len(block))
-        cut = rng.randint(0, 3) if rng.random() < 0.3 else 0
-        blocks[i] = block[:at] + rng.choice(SLOT_BYTES) + block[at + cut:]
-    return b"\n\n".join(blocks)
-
-
-EXPECTING = [p for p in SHAPED
-             if SPECS[p].reader_class().hot_next is not ProtocolReader.hot_next]
-"""The protocols whose reader tells the hot path the bytes its next hot block starts with."""
-
-
-@settings(max_examples=40, deadline=None, database=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))
-@given(protocol=st.sampled_from(EXPECTING), seed=st.integers(0, 2**32),
-       mutations=st.integers(1, 6))
-def test_an_expected_block_reads_as_the_reference(protocol, seed, mutations):
-    """The hot path's reading of a block that starts as the last hot block announced (its rest
-    only, :meth:`.ProtocolReader.hot_tail`) against the reference, on blocks changed there."""
-    rng = random.Random(seed)
-    encoded = synth.encode_turn(protocol, turn(rng, rng.randint(1, 2), 0, "normal"), rng)
-    data = mutate_tails(rng, encoded.data, mutations)
-    assert_same(protocol, data, reads(rng, data))
-
-
-@pytest.mark.parametrize("protocol", EXPECTING)
-def test_every_key_put_after_an_expected_fragment_reads_as_the_reference(protocol):
-    """Each of :data:`TAIL_KEYS` at each place a key may follow, in a hot block amid a call's
-    deltas (after one the hot path read, so it is expected): read as the reference reads it."""
-    rng = random.Random(3)
-    data = synth.encode_turn(protocol, turn(rng, 1, 0, "normal"), rng).data
-    blocks = data.split(b"\n\n")
-    hot = [i for i, b in enumerate(blocks) if b',"delta":' in b]
-    i = hot[len(hot) // 2]
-    block = blocks[i]
-    places = [block.find(k, block.index(b',"delta":') + 9)
-              for k in (b',"obfuscation":', b',"type":', b'},"event')]
-    for at in [len(block) - 1] + [k for k in places if k >= 0]:
-        for key in TAIL_KEYS:
-            changed = b"\n\n".join([*blocks[:i], block[:at] + key + block[at:], *blocks[i + 1:]])
-            assert_same(protocol, changed, reads(random.Random(at), changed))
-
-
-def test_the_expected_blocks_are_what_the_providers_write():
-    """The reading of an announced block is not idle: on a clean stream most argument deltas
-    are read from their rest, the block having started as the one before announced."""
-    assert EXPECTING, "no reader announces its next hot block"
-    rng = random.Random(6)
-    for protocol in EXPECTING:
-        calls = tuple(synth.ToolCall("edit_file", synth.realistic_arguments(600, rng))
-                      for _ in range(2))
-        data = synth.encode_turn(protocol, synth.Turn(items=calls), rng).data
-        cls = SPECS[protocol].reader_class()
-        original, read = cls.hot_tail, []
-
-        def spy(self: Any, values: list[Any], rest: bytes, original: Any = original,
-                read: list[bool] = read) -> list[Any] | None:
-            got = original(self, values, rest)
-            read.append(got is not None)
-            return got
-
-        cls.hot_tail = spy
-        try:
-            engine = Engine(protocol, tools())
-            engine.push_reads(reads(rng, data))
-            engine.close()
-        finally:
-            cls.hot_tail = original
-        deltas = data.count(b',"delta":')
-        assert sum(read) > deltas / 2, protocol

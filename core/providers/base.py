@@ -209,20 +209,6 @@ class ProtocolReader:
         a payload."""
         return None
 
-    def hot_next(self, values: list[Any]) -> tuple[bytes, list[Any]] | None:
-        """After a hot frame with these :attr:`hot_shape` slot values, what the next one likely
-        is: the exact bytes its block starts with, up to its fragment's value, and its values
-        so far (those bytes' own). A block that starts so has its rest read by
-        :meth:`hot_tail`. None when the reader cannot tell."""
-        return None
-
-    def hot_tail(self, values: list[Any], rest: bytes) -> list[Any] | None:
-        """The slot values of a block that starts with :meth:`hot_next`'s bytes, ``values``
-        being theirs and ``rest`` the block's remaining bytes (no line end): the values as
-        :attr:`hot_shape` would give them, or None when ``rest`` is not what the payload
-        parsed whole would read as those (the block is then read as any other)."""
-        return None
-
     # -- hooks for provider modules ------------------------------------------------------
 
     def event_type(self, frame: Frame, payload: Any) -> Any:

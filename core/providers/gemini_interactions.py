@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import orjson
-
 from ..events import (
     ArgumentsAppended,
     CallIdentified,
@@ -59,12 +57,6 @@ QUIET_DELTAS = frozenset({
 _DeltaHandler = Callable[[Any, Frame, str, dict[str, Any]], None]
 
 _STEP_DELTA = "step.delta"
-_NEXT = b'event: step.delta\ndata: {"index":%d,"delta":{"arguments":'
-_TAIL = b',"type":"arguments_delta"},"event_type":"step.delta"}'
-_TAIL_SIZE = len(_TAIL)
-_SMALL = 10**18
-"""Integers written in at most 18 digits, which orjson reads as integers (see :data:`INT`)."""
-_loads = orjson.loads
 
 BEFORE_CREATED_OK = frozenset({"interaction.created", "interaction.start", "error"})
 
@@ -84,7 +76,8 @@ class GeminiInteractionsReader(BlockReader):
     not_stopped_code: ClassVar[Code] = Code.STEP_NOT_STOPPED
     trailers: ClassVar[frozenset[str]] = frozenset({"done"})
     hot_shape = block_shape(  # (the API's own bytes: values index, arguments)
-        b'event: step.delta\ndata: {"index":', INT, b',"delta":{"arguments":', STRING, _TAIL)
+        b'event: step.delta\ndata: {"index":', INT, b',"delta":{"arguments":', STRING,
+        b',"type":"arguments_delta"},"event_type":"step.delta"}')
     # step.start announces every function call with ``arguments: {}``: an empty object, so a
     # call whose text stays empty has no arguments.
     empty_arguments_mean_empty_object: ClassVar[bool] = SPEC.empty_arguments_mean_empty_object
@@ -136,27 +129,6 @@ class GeminiInteractionsReader(BlockReader):
         if step is None or not step.appended:
             return None
         return step.key, fragment
-
-    def hot_next(self, values: list[Any]) -> tuple[bytes, list[Any]] | None:
-        """The next delta of the same step: its block's bytes up to its arguments, as the API
-        writes them (or None for an index orjson could read other than as an integer)."""
-        at = values[0]
-        if type(at) is not int or not -_SMALL < at < _SMALL:
-            return None
-        return _NEXT % at, [at, None]
-
-    def hot_tail(self, values: list[Any], rest: bytes) -> list[Any] | None:
-        """The arguments, then the fixed bytes that end the block: the arguments one JSON
-        string (the payload's other keys and values, then, are the ones the bytes gave)."""
-        if not rest.endswith(_TAIL):
-            return None
-        try:
-            found = _loads(b"[" + rest[:-_TAIL_SIZE] + b"]")
-        except orjson.JSONDecodeError:
-            return None
-        if len(found) != 1 or type(found[0]) is not str:
-            return None
-        return [values[0], found[0]]
 
     def on_done(self, frame: Frame) -> None:
         """``[DONE]`` is the allowed trailer after the terminal ``interaction.completed``."""

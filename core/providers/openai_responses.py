@@ -14,10 +14,7 @@ client echoes back in ``function_call_output``.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, ClassVar
-
-import orjson
 
 from ..events import (
     ArgumentsAppended,
@@ -39,17 +36,6 @@ from .responses_events import NOT_CALLS, QUIET_EVENTS, TEXT_EVENTS
 from .specs.openai_responses import SPEC
 
 _DELTA = "response.function_call_arguments.delta"
-_HEAD = (b"event: " + _DELTA.encode() + b'\ndata: {"type":"' + _DELTA.encode()
-         + b'","sequence_number":')
-_SMALL = 10**18
-"""Integers written in at most 18 digits, which orjson reads as integers (see :data:`INT`)."""
-_loads = orjson.loads
-
-
-@lru_cache(maxsize=64)
-def _middle(item_id: str, idx: int) -> bytes:
-    """A delta's bytes between its sequence number and its delta, for this call."""
-    return b',"item_id":%b,"output_index":%d,"delta":' % (orjson.dumps(item_id), idx)
 
 
 class OpenAIResponsesReader(ResponsesCalls):
@@ -58,7 +44,8 @@ class OpenAIResponsesReader(ResponsesCalls):
     name: ClassVar[str] = SPEC.name
     hot_shape = block_shape(  # (the API's own bytes: sequence_number, item_id, output_index,
         # delta, obfuscation)
-        _HEAD, INT, b',"item_id":', STRING, b',"output_index":', INT,
+        b"event: " + _DELTA.encode() + b'\ndata: {"type":"' + _DELTA.encode()
+        + b'","sequence_number":', INT, b',"item_id":', STRING, b',"output_index":', INT,
         b',"delta":', STRING, b',"obfuscation":', STRING, b"}")
 
     def __init__(self) -> None:
@@ -117,32 +104,6 @@ class OpenAIResponsesReader(ResponsesCalls):
             return None  # (the routing dispute: read() says it)
         self._seq = seq
         return call.key, delta
-
-    def hot_next(self, values: list[Any]) -> tuple[bytes, list[Any]] | None:
-        """The next delta of the same call, numbered next: its block's bytes up to the delta,
-        as the API writes them (the item id and index as orjson writes them, which the API's
-        are), or None for numbers orjson could read other than as integers."""
-        seq, item_id, idx = values[0] + 1, values[1], values[2]
-        if type(idx) is not int or type(seq) is not int \
-                or not (-_SMALL < idx < _SMALL and -_SMALL < seq < _SMALL):
-            return None
-        try:
-            middle = _middle(item_id, idx)
-        except orjson.JSONEncodeError:
-            return None  # (a lone surrogate: no bytes to expect)
-        return b"%b%d%b" % (_HEAD, seq, middle), [seq, item_id, idx, None, None]
-
-    def hot_tail(self, values: list[Any], rest: bytes) -> list[Any] | None:
-        """The delta and what follows it (``obfuscation``, or nothing), read as an object: the
-        payload's other keys, then, are the ones the bytes before gave."""
-        try:
-            tail = _loads(b'{"delta":' + rest)
-        except orjson.JSONDecodeError:
-            return None
-        delta = tail["delta"]
-        if type(delta) is not str or len(tail) > 2 or (len(tail) == 2 and "obfuscation" not in tail):
-            return None
-        return [values[0], values[1], values[2], delta, None]
 
     def _check_sequence(self, frame: Frame, payload: dict[str, Any]) -> None:
         # A stream is numbered or not from its first event, and every event agrees: a number
