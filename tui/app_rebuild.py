@@ -7,6 +7,7 @@ the timelines a cut replaced.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, cast
 
 from ..core.engine import ChunkStep, DecisionStep
@@ -27,6 +28,9 @@ BACKGROUND_BYTES = 200_000
 so no key waits for it: indexing runs at about 6 MB/s, and a cut of a 1 MB prefix built at
 once held the ``x`` key 0.15-0.44 s (a recording's first indexing keeps its own threshold,
 :data:`.indexer.BACKGROUND_BYTES`: its first paint comes first)."""
+AFTER_PAINT = 0.05
+"""Seconds from a rebuild key to its first indexing slice: the screen updates at 60 Hz, so its
+paint (a layout, when the panes' scrollbars change) is in before."""
 RANDOM_SEED = 7
 """The seed of the random chunking the ``c`` key cycles to."""
 
@@ -74,24 +78,37 @@ class RebuildActions(AppMixin):
         old = self.timeline
         self.undo.append((old, self.cursor))
         if offset <= BACKGROUND_BYTES or self.follower.streaming:
-            self._show_cut(old.cut_at(offset), offset)
+            cut = old.cut_at(offset)
+            same_recording(cut, old)
+            self._show_cut(cut, offset)
             return
         # A long prefix is indexed in slices, as a large recording is, so keys keep answering.
         timeline = Timeline.indexing(list(old.source), old.protocol_requested, old.tools,
                                      old.chunking, min(offset, old.cut if old.cut is not None
                                                        else offset))
-        self.indexer = self._indexer(timeline, old)
+        self.indexer = indexer = self._indexer(timeline, old)
         self.timeline = timeline
         self._load(cursor=0)
         self.notify(f"Cut at byte {offset}: indexing in the background…", timeout=3)
 
         async def index() -> None:
-            assert self.indexer is not None
-            await self.indexer.run()
+            await indexer.run()
             if self.timeline is timeline and self.is_running:  # (closing: the panes are gone)
                 self._show_cut(timeline, offset)
 
-        self.run_worker(index(), name="index", exclusive=True)
+        self._index_after_paint(indexer, index)
+
+    def _index_after_paint(self, indexer: Indexer,
+                           index: Callable[[], Coroutine[None, None, None]]) -> None:
+        """Run ``index`` once the key's own screen is painted (its first slices would otherwise
+        come between the key's refresh and its paint), unless ``indexer`` was dropped since."""
+        def start() -> None:
+            if self.indexer is indexer:
+                self.run_worker(index(), name="index", exclusive=True)
+
+        # (after the screen's next update, not the app's next idle: call_after_refresh ran
+        # 5-20 slices before the key's paint)
+        self.set_timer(AFTER_PAINT, start)
 
     def _indexer(self, timeline: Timeline, old: Timeline) -> Indexer:
         """An indexer for ``timeline``, rebuilt from the bytes of ``old``."""
@@ -113,6 +130,11 @@ class RebuildActions(AppMixin):
             self.notify("No cut to undo.", timeout=2)
             return
         timeline, cursor = self.undo.pop()
+        if self.indexer is not None and self.indexer.timeline is not timeline:
+            # The timeline being indexed is dropped: its indexing with it, or the keys that
+            # refuse while a recording is indexed (x, c) would wait for a timeline not shown.
+            self.workers.cancel_group(self, "index")
+            self.indexer = None
         if timeline.chunking != self.timeline.chunking:  # (rechunked when needed, not per change)
             timeline, end = timeline.rechunked(self.timeline.chunking), timeline.end
             timeline.end = end
@@ -144,20 +166,19 @@ class RebuildActions(AppMixin):
         # status line, so every key keeps answering while it is.
         timeline = Timeline.indexing(*args)
         timeline.end = old.end
-        self.indexer = self._indexer(timeline, old)
+        self.indexer = indexer = self._indexer(timeline, old)
         self.timeline, self.since = timeline, None
         self._load(cursor=0)
         self.notify(f"Chunking {nxt}: indexing in the background…", timeout=3)
 
         async def index() -> None:
-            assert self.indexer is not None
-            await self.indexer.run()
+            await indexer.run()
             # (where the user moved meanwhile, if they did; closing: the panes are gone)
             if self.timeline is timeline and self.is_running:
                 here = timeline.view(self.cursor).frame if self.cursor else None
                 self._show_rechunked(timeline, here.index if here is not None else frame, before)
 
-        self.run_worker(index(), name="index", exclusive=True)
+        self._index_after_paint(indexer, index)
 
     def _show_rechunked(self, timeline: Timeline, frame: int | None,
                         before: list[Decision]) -> None:

@@ -105,7 +105,13 @@ def show_status(status: Static, line: Content) -> None:
         status.update(line)
         return
     rows = min(MAX_ROWS, max(1, len(fit_items(line, width).wrap(width))))
-    if status.styles.height is None or status.styles.height.value != rows:
+    height = status.styles.height
+    if height is not None and rows > height.value and getattr(status.app, "building", False):
+        # While a recording is indexed the line keeps its height, the items past its last row
+        # (the progress leads the line) hidden until it is: a taller line re-lays out the whole
+        # screen, 30-130 ms of a 4 MB session's panes, in the key that started the indexing.
+        rows = int(height.value)
+    if height is None or height.value != rows:
         status.styles.height = rows
         status.update(line)
     else:

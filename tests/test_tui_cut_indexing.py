@@ -1,0 +1,72 @@
+"""A cut indexed in the background: its key lays the status line out once (its height kept
+while the cut is indexed), the indexing starts after the key's paint, and an undo drops it."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+
+from callscope.tui import app_rebuild, indexer
+from callscope.tui.app import CallscopeApp
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PARALLEL = ROOT / "tests/fixtures/openai-chat/parallel_tool_calls_two_functions.sse"
+
+
+def _slow_slices(monkeypatch) -> None:
+    monkeypatch.setattr(app_rebuild, "BACKGROUND_BYTES", 0)
+    monkeypatch.setattr(indexer, "REBUILD_FIRST_STEPS", 5)
+    monkeypatch.setattr(indexer, "BATCH", 1)
+    monkeypatch.setattr(indexer, "SLICE", 0.0)
+
+
+async def test_the_status_line_keeps_its_height_while_a_cut_is_indexed(monkeypatch) -> None:
+    _slow_slices(monkeypatch)
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p" * 30)
+    # (a width where the line fits one row, and no longer with the progress in it)
+    async with app.run_test(size=(150, 45)) as pilot:
+        status = app.query_one("#status")
+        assert status.styles.height.value == 1
+        app._cut(app.timeline.frames[12].end)
+        assert app.building and "indexing" in status.content.plain
+        heights = set()
+        while app.building:
+            heights.add(status.styles.height.value)
+            await asyncio.sleep(0)
+        await pilot.pause()
+        assert heights == {1}
+        assert "CUT at" in status.content.plain
+
+
+async def test_a_cuts_indexing_starts_after_the_keys_paint(monkeypatch) -> None:
+    _slow_slices(monkeypatch)
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p")
+    async with app.run_test(size=(160, 45)) as pilot:
+        app._cut(app.timeline.frames[12].end)
+        assert app.building and len(app.timeline) == 5
+        assert not [w for w in app.workers if w.name == "index"]  # (not in the key)
+        await pilot.pause()
+        assert [w for w in app.workers if w.name == "index"] or not app.building
+
+
+async def test_an_undo_while_a_cut_is_indexed_drops_its_indexing(monkeypatch) -> None:
+    _slow_slices(monkeypatch)
+    monkeypatch.setattr(indexer, "BREATHE", 0.05)  # (a step each 50 ms: still indexing at the u)
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p")
+    async with app.run_test(size=(160, 45)) as pilot:
+        original = app.timeline
+        app._cut(app.timeline.frames[12].end)
+        await pilot.pause()
+        assert app.building
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.timeline is original and not app.building
+        assert "indexing" not in app.query_one("#status").content.plain
+        monkeypatch.setattr(indexer, "BREATHE", 0.0)
+        end = original.frames[8].end
+        app._cut(end)  # a cut again at once: not refused as "still being indexed"
+        assert app.timeline.cut == end and app.building
+        while app.building:
+            await asyncio.sleep(0)
+        await pilot.pause()
+        assert app.timeline.cut == end and app.cursor == len(app.timeline) - 1
