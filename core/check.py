@@ -30,7 +30,7 @@ from typing import Any
 from .check_reads import check_reads
 from .engine import CallPipeline, Engine
 from .frame import Frame
-from .framing import decode_all, framing_of
+from .framing import DISPATCHED_AT_CR, decode_all, framing_of, stream_framing
 from .harness import Decision
 from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes
@@ -87,12 +87,14 @@ def _replay_outcome(chunks: Sequence[TimedBytes], chunking: Chunking, protocol: 
     return _outcome(engine.pipeline.decisions)
 
 
-def dispatch_point(frame: Frame) -> int:
-    """The offset of the first byte of the frame's blank-line terminator: a cut strictly after
-    it dispatches the frame (a trailing CR ends a line at close), a cut at or before it does not."""
+def dispatch_point(frame: Frame, framing: str) -> int:
+    """The offset past which a cut dispatches the frame (a cut at or before it does not): its
+    last byte, or the CR of a closing CR LF where ``framing`` ends a line there at close
+    (:data:`~.framing.DISPATCHED_AT_CR`)."""
     if not frame.terminated:
         return 1 << 62
-    return frame.end - (2 if frame.raw.endswith(b"\r\n") else 1)
+    at_cr = DISPATCHED_AT_CR[framing] and frame.raw.endswith(b"\r\n")
+    return frame.end - (2 if at_cr else 1)
 
 
 def each_cut(frames: Sequence[Frame], pipeline: CallPipeline,
@@ -197,8 +199,9 @@ def check_input(source: str, chunks: Sequence[TimedBytes], *, protocol: str | No
 
     # The cut classes (part 2) come first: they place the real cuts (part 3), whose recorded
     # ones are read off the recorded replay of part 1.
-    frames = decode_all(data, framing_of(protocol), limits.max_block_bytes)
-    points = [dispatch_point(f) for f in frames]
+    framing = stream_framing(framing_of(protocol), data)
+    frames = decode_all(data, framing, limits.max_block_bytes)
+    points = [dispatch_point(f, framing) for f in frames]
     pipeline = CallPipeline(protocol, tools, limits, contrast=False)
     outcomes: list[Outcome] = []
     terminal_class = each_cut(frames, pipeline,

@@ -148,6 +148,17 @@ class SniffingDecoder:
         return inner
 
 
+DISPATCHED_AT_CR: dict[str, bool] = {"sse": True, "aws-eventstream": False, "ndjson": False}
+"""Whether a frame ending in CR LF is dispatched by a cut between the two. SSE: a trailing CR
+ends a line at close, so the blank line is whole. NDJSON reads no line without its LF, and an
+event-stream message is whole only with its last byte (its CRC may end in 0x0D 0x0A by chance)."""
+
+
+def stream_framing(framing: str, data: bytes) -> str:
+    """The framing a whole stream is decoded in: ``framing``, or the one its first byte says."""
+    return sniff(data[:1]) if framing == SNIFF else framing
+
+
 def framing_of(protocol: str | None) -> str:
     """The framing a protocol's spec declares; for an unknown or undetected protocol, the
     framing the stream's first byte says (then detection reads frames as they come)."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from .check import dispatch_point, each_cut
 from .engine import CallPipeline, Engine
-from .framing import decode_all, framing_of
+from .framing import decode_all, framing_of, stream_framing
 from .limits import DEFAULT_LIMITS, Limits
 from .tools import ToolSet
 
@@ -98,10 +98,11 @@ class CutClasses:
 
 def cut_classes(data: bytes, protocol: str | None, tools: ToolSet,
                 limits: Limits = DEFAULT_LIMITS) -> CutClasses:
-    frames = decode_all(data, framing_of(protocol), limits.max_block_bytes)
+    framing = stream_framing(framing_of(protocol), data)
+    frames = decode_all(data, framing, limits.max_block_bytes)
     pipeline = CallPipeline(protocol, tools, limits, contrast=False)
     outcomes: list[GateOutcome] = []
     terminal_class = each_cut(frames, pipeline,
                               lambda m, finished: outcomes.append(_outcome(finished, m)))
-    return CutClasses(len(data), tuple(dispatch_point(f) for f in frames), tuple(outcomes),
+    return CutClasses(len(data), tuple(dispatch_point(f, framing) for f in frames), tuple(outcomes),
                       terminal_class)

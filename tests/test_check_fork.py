@@ -16,7 +16,7 @@ import pytest
 from callscope.core.check import BOUNDARIES_CHECKED, dispatch_point, each_cut, real_cuts
 from callscope.core.engine import CallPipeline, DecisionStep, Engine
 from callscope.core.frame import Frame
-from callscope.core.framing import decode_all, framing_of
+from callscope.core.framing import decode_all, framing_of, stream_framing
 from callscope.core.replay import Chunking, reads, rechunk, replay
 from callscope.core.tools import ToolSet
 from hypothesis import given, settings
@@ -242,7 +242,8 @@ def test_real_cuts_reach_both_sides_of_every_boundary_they_name(name, data, prot
     terminal frame's (the last terminated frame's without one), a cut inside each of the first
     ones; never the whole stream (part 1 replays it), in order, each once."""
     frames = _frames(data, protocol)
-    points = [dispatch_point(f) for f in frames]
+    framing = stream_framing(framing_of(protocol), data)
+    points = [dispatch_point(f, framing) for f in frames]
     terminal = each_cut(frames, CallPipeline(protocol, tools, contrast=False), lambda m, f: None)
     cuts = real_cuts(points, terminal, len(data))
     assert cuts == sorted(set(cuts)) and all(0 <= k < len(data) for k in cuts)
@@ -251,7 +252,7 @@ def test_real_cuts_reach_both_sides_of_every_boundary_they_name(name, data, prot
     if terminal is not None:
         named.append(points[terminal - 1])
     elif any(f.terminated for f in frames):  # (a cut stream: its last whole frame's point)
-        named.append(dispatch_point([f for f in frames if f.terminated][-1]))
+        named.append(dispatch_point([f for f in frames if f.terminated][-1], framing))
     for point in named:
         assert {point, point + 1} & set(range(len(data))) <= set(cuts), (name, point)
     for before, after in zip(points[:BOUNDARIES_CHECKED], points[1:BOUNDARIES_CHECKED + 1],

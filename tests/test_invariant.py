@@ -70,7 +70,7 @@ def test_every_cut_replayed_from_zero_matches_the_sweep(path):
     for frame in frames:
         sub = outcome(data, tools, Chunking("whole"), cut_at=frame.end)
         if any(a == "execute" for a, _, _ in sub.values()):
-            terminal_point = dispatch_point(frame)
+            terminal_point = dispatch_point(frame, "sse")
             break
     for k in range(len(data) + 1):
         cut = outcome(data, tools, Chunking("whole"), cut_at=k)
