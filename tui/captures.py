@@ -344,8 +344,19 @@ class ProxyApp(ListingApp):
     def _list_changed(self, capture: Capture | None = None, wait: float = LIST_REFRESH) -> None:
         if capture is not None:
             self._changed[capture.path] = capture
-        if self._list_timer is None and self.is_running and self.screen is self.list_screen:
-            self._list_timer = self.set_timer(wait, self._show_list)
+        if self._list_timer is None and self._list_shown():
+            self._list_timer = self.set_timer(wait, self._list_tick)
+
+    def _list_shown(self) -> bool:
+        """Whether the list is on screen and stays there (not being left for the panes)."""
+        return self.is_running and self.screen is self.list_screen and not self._leaving
+
+    def _list_tick(self) -> None:
+        # A refresh timed while the list showed may come due once it is being left: its rows
+        # wait (in _changed) for the list's return, which shows them (on_screen_resume).
+        self._list_timer = None
+        if self._list_shown():
+            self._show_list()
 
     def _show_list(self) -> None:
         """Bring the list up to date, at most every :data:`LIST_REFRESH`: the captures that
