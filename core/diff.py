@@ -16,6 +16,7 @@ from .ending import Ending, EndingWatch, transport_of
 from .engine import ChunkStep, Engine, FrameStep
 from .frame import Frame, event_name
 from .inert import plain
+from .limits import DEFAULT_LIMITS, Limits
 from .replay import TimedBytes, replay
 from .session_model import StreamEnd
 from .sweep_compare import shown
@@ -60,8 +61,8 @@ class Side:
 
 
 def read_side(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None,
-              tools: ToolSet, end: StreamEnd | None) -> Side:
-    engine = Engine(protocol, tools)
+              tools: ToolSet, end: StreamEnd | None, limits: Limits = DEFAULT_LIMITS) -> Side:
+    engine = Engine(protocol, tools, limits)
     watch = EndingWatch()
     frames: dict[int, Frame] = {}
     for step in replay(chunks, engine=engine):

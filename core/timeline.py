@@ -35,6 +35,7 @@ from .calls import TurnState
 from .engine import CallPipeline, Engine, Step
 from .events import ProviderError, StopReported, TurnEnded, UsageReported
 from .lanes import Prefix, last_le
+from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes, replay
 from .session_model import StreamEnd
 from .timeline_index import TimelineIndex
@@ -55,14 +56,16 @@ class Timeline(TimelineIndex):
     with :meth:`live`, :meth:`extend` and :meth:`finish`."""
 
     def __init__(self, source: list[TimedBytes], protocol: str | None, tools: ToolSet | None,
-                 chunking: Chunking, cut: int | None) -> None:
+                 chunking: Chunking, cut: int | None, limits: Limits = DEFAULT_LIMITS) -> None:
         self.source = source
         self.protocol_requested = protocol
         self.tools = tools
         self.chunking = chunking
         self.cut = cut
+        self.limits = limits
+        """The engine's limits (a cut or a re-chunk of this timeline keeps them)."""
         super().__init__()
-        self.engine = Engine(protocol, tools)
+        self.engine = Engine(protocol, tools, limits)
         """The engine the steps come from (the index folds its steps; it never reads it)."""
         self.closed = False
         """The stream is over (built, or :meth:`finish` called): no step will be added."""
@@ -75,20 +78,20 @@ class Timeline(TimelineIndex):
     @classmethod
     def build(cls, chunks: Iterable[TimedBytes], protocol: str | None = None,
               tools: ToolSet | None = None, chunking: Chunking = RECORDED,
-              cut: int | None = None) -> Timeline:
-        timeline = cls.indexing(chunks, protocol, tools, chunking, cut)
+              cut: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Timeline:
+        timeline = cls.indexing(chunks, protocol, tools, chunking, cut, limits)
         timeline.index_more()
         return timeline
 
     @classmethod
     def indexing(cls, chunks: Iterable[TimedBytes], protocol: str | None = None,
                  tools: ToolSet | None = None, chunking: Chunking = RECORDED,
-                 cut: int | None = None) -> Timeline:
+                 cut: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Timeline:
         """A timeline of recorded chunks, indexed a slice at a time by :meth:`index_more` (an
         app shows the first steps of a long session while the rest is indexed). Until the last
         slice it is not closed; every view it gives meanwhile is the one :meth:`build` gives."""
         source = chunks if isinstance(chunks, list) else list(chunks)
-        timeline = cls(source, protocol, tools, chunking, cut)
+        timeline = cls(source, protocol, tools, chunking, cut, limits)
         timeline._pending = replay(source, chunking=chunking, cut_at=cut, engine=timeline.engine)
         return timeline
 
@@ -109,9 +112,10 @@ class Timeline(TimelineIndex):
         return self._pending is None
 
     @classmethod
-    def live(cls, protocol: str | None = None, tools: ToolSet | None = None) -> Timeline:
+    def live(cls, protocol: str | None = None, tools: ToolSet | None = None,
+             limits: Limits = DEFAULT_LIMITS) -> Timeline:
         """An empty timeline for a stream still arriving: feed it with :meth:`extend`."""
-        return cls([], protocol, tools, RECORDED, None)
+        return cls([], protocol, tools, RECORDED, None, limits)
 
     def extend(self, t: float | None, data: bytes) -> int:
         """One network read arrived: run it through the engine, index the new steps. Returns
@@ -138,11 +142,11 @@ class Timeline(TimelineIndex):
         on a growing timeline: the bytes received so far)."""
         offset = max(0, offset if self.cut is None else min(offset, self.cut))
         return Timeline.build(list(self.source), self.protocol_requested, self.tools, self.chunking,
-                              offset)
+                              offset, self.limits)
 
     def rechunked(self, chunking: Chunking) -> Timeline:
         return Timeline.build(list(self.source), self.protocol_requested, self.tools, chunking,
-                              self.cut)
+                              self.cut, self.limits)
 
 
     # -- facts -----------------------------------------------------------------------------

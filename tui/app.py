@@ -27,6 +27,7 @@ from textual.theme import Theme
 from textual.widgets import Static
 
 from ..core.lanes import CallView
+from ..core.limits import DEFAULT_LIMITS, Limits
 from ..core.replay import Chunking, TimedBytes
 from ..core.session_model import SessionHeader, StreamEnd
 from ..core.timeline import Kind, Timeline
@@ -72,9 +73,10 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
                  tools: ToolSet | None = None, note: str | None = None,
                  chunking: Chunking | None = None, keymap: Mapping[str, str] | None = None,
                  timeline: Timeline | None = None, end: StreamEnd | None = None,
-                 header: SessionHeader | None = None) -> None:
+                 header: SessionHeader | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
         """``timeline``: show this one (typically a growing one) instead of building one.
-        ``end``: how the recording's transport ended (kept by a session export)."""
+        ``end``: how the recording's transport ended (kept by a session export). ``limits``:
+        the engine's, for the timeline built here (a timeline given carries its own)."""
         super().__init__()
         self.source, self.note, self.keymap = source, note, dict(keymap or {})
         self.recorded_end, self.header = end, header
@@ -82,7 +84,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
         self.indexer: Indexer | None = None
         grows = timeline  # a timeline given is the one to follow (when it still grows)
         if timeline is None:
-            args = (chunks, protocol, tools, chunking or Chunking("recorded"))
+            args = (chunks, protocol, tools, chunking or Chunking("recorded"), None, limits)
             if sum(len(data) for _, data in chunks) > BACKGROUND_BYTES:
                 timeline = Timeline.indexing(*args)
                 self.indexer = Indexer(self, timeline)

@@ -85,7 +85,7 @@ class RebuildActions(AppMixin):
         # A long prefix is indexed in slices, as a large recording is, so keys keep answering.
         timeline = Timeline.indexing(list(old.source), old.protocol_requested, old.tools,
                                      old.chunking, min(offset, old.cut if old.cut is not None
-                                                       else offset))
+                                                       else offset), old.limits)
         self.indexer = indexer = self._indexer(timeline, old)
         self.timeline = timeline
         self._load(cursor=0)
@@ -156,7 +156,7 @@ class RebuildActions(AppMixin):
         frame = view.frame.index if view.frame is not None else None
         old = self.timeline
         before = [s.decision for s in old.log if isinstance(s, DecisionStep)]
-        args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut)
+        args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut, old.limits)
         if sum(len(data) for _, data in old.source) <= BACKGROUND_BYTES:
             built = Timeline.build(*args)
             built.end = old.end

@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import cast
 
 from textual.app import ComposeResult
@@ -137,12 +137,13 @@ class ProxyApp(ListingApp):
 
     def __init__(self, upstream: str, directory: str, *, port: int = 0,
                  timeout: float = 600.0, redact: tuple[str, ...] = (),
-                 yield_cpu: bool = False) -> None:
+                 yield_cpu: bool = False, keymap: Mapping[str, str] | None = None) -> None:
         """``yield_cpu``: once the relay is started, this process lowers its own scheduling
         priority (:data:`SCREEN_NICENESS`), so on a busy machine the screen waits for a core and
         the relayed streams do not (the command line does; tests leave it off, as it would
-        outlast the app)."""
-        super().__init__([], source=directory, note="No capture open yet: l lists the captures.")
+        outlast the app). ``keymap``: the keys remapped (the one an earlier ``--keymap`` saved)."""
+        super().__init__([], source=directory, keymap=keymap,
+                         note="No capture open yet: l lists the captures.")
         self.upstream = check_upstream(upstream)
         self.command = relay_command(self.upstream, directory, port, timeout, redact)
         self.yield_cpu = yield_cpu

@@ -131,13 +131,14 @@ def cmd_diff(args: Args, out: TextIO) -> int:
     """Exit 1 when the calls differ (endings alone are said, exit 0); ``--open`` shows them."""
     from ..core.diff import diff, read_side
 
-    override = load_tools(args.tools)
+    override, limits = load_tools(args.tools), limits_from(args)
     sides = []
     for path in (args.a, args.b):
         loaded = LoadedInput(path)
         sides.append(read_side(path, loaded.held(args.max_session_bytes),
                                protocol=protocol_for(loaded, args.protocol),
-                               tools=toolset_for(loaded, override), end=loaded.session.end))
+                               tools=toolset_for(loaded, override), end=loaded.session.end,
+                               limits=limits))
     report = diff(*sides, ignore_ids=args.ignore_ids)
     if args.open:
         from .diff_view import DiffApp
@@ -193,16 +194,17 @@ def cmd_open(args: Args, out: TextIO) -> int:
         settings.save(keymap=keymap)
     else:
         keymap = saved_keymap()
+    limits = limits_from(args)
     if Path(path).is_dir():  # a folder: its sessions listed, any of them opened
         from .folder import FolderApp
 
         override = load_tools(args.tools)
-        FolderApp(path, protocol=args.protocol, keymap=keymap,
+        FolderApp(path, protocol=args.protocol, keymap=keymap, limits=limits,
                   tools=ToolSet(override) if override is not None else None).run()
         return 0
     loaded = LoadedInput(path)
     CallscopeApp(loaded.held(args.max_session_bytes), source=path,
                  protocol=protocol_for(loaded, args.protocol),
                  tools=toolset_for(loaded, load_tools(args.tools)), note=note, keymap=keymap,
-                 end=loaded.session.end, header=loaded.session.header).run()
+                 end=loaded.session.end, header=loaded.session.header, limits=limits).run()
     return 0

@@ -69,10 +69,13 @@ class LoadedInput:
             self._noted = True
             print(f"callscope: note: {plain(self.path)}: {plain(end.detail)}", file=sys.stderr)
 
-    def held(self, limit: int) -> list[TimedBytes]:
-        """Every chunk in memory (check and the debugger need them all), up to ``limit`` bytes."""
-        chunks, size = [], 0
-        for t, data in self.chunks():
+    def held(self, limit: int, *, note: bool = True) -> list[TimedBytes]:
+        """Every chunk in memory (check and the debugger need them all), up to ``limit`` bytes;
+        without ``note``, nothing said on stderr of a recording cut short (a screen is up)."""
+        chunks: list[TimedBytes] = []
+        size = 0
+        read = self.chunks() if note else ((c.t, c.data) for c in self.session.chunks())
+        for t, data in read:
             size += len(data)
             if size > limit:
                 raise InputError(self.path, f"larger than {limit} bytes, the most check and the "

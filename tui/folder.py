@@ -25,11 +25,13 @@ from textual.widgets import DataTable, Static
 from ..core.ending import EndingWatch, transport_of
 from ..core.engine import Engine, FrameStep, Step
 from ..core.errors import CallscopeError
+from ..core.limits import DEFAULT_LIMITS, Limits
 from ..core.replay import Chunking, TimedBytes
 from ..core.session_model import Session
 from ..core.timeline import Timeline
-from ..core.tools import ToolSet, tools_from_request
+from ..core.tools import ToolSet
 from . import safe
+from .cli_inputs import LoadedInput
 from .fitted_list import PADDING, SCROLLBAR, Cells, FittedListScreen, ListingApp
 from .footer import FittingFooter
 
@@ -104,31 +106,22 @@ def sessions_in(directory: str) -> list[str]:
     return found[:MAX_LISTED]
 
 
-def _tools(session: Session, override: ToolSet | None) -> ToolSet:
-    if override is not None:
-        return override
-    header = getattr(session, "header", None)
-    definitions = list(getattr(header, "tools", None) or [])
-    request = getattr(header, "request", None) or {}
-    if not definitions and isinstance(request, dict):
-        definitions = tools_from_request(request.get("body"))
-    return ToolSet(definitions)
+def _load(path: str, override: ToolSet | None, limits: Limits) -> tuple[
+        list[TimedBytes], str | None, ToolSet, Session]:
+    """A session's chunks (refused past ``limits.max_session_bytes``, as ``callscope FILE``
+    refuses it), the protocol its header names, the tools it is checked against."""
+    loaded = LoadedInput(path)
+    chunks = loaded.held(limits.max_session_bytes, note=False)  # (its ending is in its row)
+    tools = override if override is not None else ToolSet(loaded.tool_definitions)
+    return chunks, loaded.protocol, tools, loaded.session
 
 
-def _load(path: str, override: ToolSet | None) -> tuple[list[TimedBytes], str | None, ToolSet,
-                                                       Session]:
-    from ..core.session import open_input
-
-    session = open_input(path)
-    chunks: list[TimedBytes] = [(c.t, c.data) for c in session.chunks()]
-    return chunks, getattr(session.header, "protocol", None), _tools(session, override), session
-
-
-def summarize(path: str, override: ToolSet | None = None) -> Entry:
+def summarize(path: str, override: ToolSet | None = None,
+              limits: Limits = DEFAULT_LIMITS) -> Entry:
     """The row of one file: never raises (a broken file says why in its row)."""
     try:
-        chunks, protocol, tools, session = _load(path, override)
-        engine, watch = Engine(protocol, tools, contrast=False), EndingWatch()
+        chunks, protocol, tools, session = _load(path, override, limits)
+        engine, watch = Engine(protocol, tools, limits, contrast=False), EndingWatch()
         for t, data in chunks:
             watch.chunk(watch.received + len(data), t)
             _watch_frames(watch, engine.feed(data, t))
@@ -222,10 +215,12 @@ class FolderApp(ListingApp):
     list_screen: FolderScreen
 
     def __init__(self, directory: str, *, protocol: str | None = None,
-                 tools: ToolSet | None = None, keymap: dict[str, str] | None = None) -> None:
+                 tools: ToolSet | None = None, keymap: dict[str, str] | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         super().__init__([], source=directory, keymap=keymap,
                          note="No session open yet: l lists the folder's sessions.")
         self.directory, self.protocol_override, self.tools_override = directory, protocol, tools
+        self.limits = limits
         self.paths = sessions_in(directory)
         self.read = 0
         self.opened: str | None = None
@@ -244,7 +239,7 @@ class FolderApp(ListingApp):
 
     def _summarize_all(self) -> None:
         for path in self.paths:
-            entry = summarize(path, self.tools_override)
+            entry = summarize(path, self.tools_override, self.limits)
             if not self.is_running:
                 return
             self.call_from_thread(self._row, entry)
@@ -256,12 +251,12 @@ class FolderApp(ListingApp):
 
     def open_session(self, path: str) -> None:
         try:
-            chunks, protocol, tools, session = _load(path, self.tools_override)
+            chunks, protocol, tools, session = _load(path, self.tools_override, self.limits)
         except CallscopeError as exc:
             self.notify(safe.short(str(exc), 200), markup=False, severity="error", timeout=6)
             return
         timeline = Timeline.build(chunks, self.protocol_override or protocol, tools,
-                                  Chunking("recorded"))
+                                  Chunking("recorded"), None, self.limits)
         timeline.end = session.end
         self.opened, self.recorded_end, self.header = path, session.end, session.header
         self.note = f"{os.path.relpath(path, self.directory)} (l: back to the folder)"

@@ -18,6 +18,7 @@ import gc
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -72,11 +73,12 @@ class LiveApp(CallscopeApp):
     """The debugger on one live request; the session is written to ``path`` as it arrives."""
 
     def __init__(self, request: LiveRequest, path: str, *, timeout: float = 120.0,
-                 note: str | None = None) -> None:
+                 note: str | None = None, keymap: Mapping[str, str] | None = None) -> None:
+        """``keymap``: the keys remapped (the one an earlier ``--keymap`` saved)."""
         tools = ToolSet(request.tools)
         stream = Timeline.live(request.protocol, tools)
         super().__init__([], source=path, protocol=request.protocol, tools=tools, note=note,
-                         timeline=stream)
+                         timeline=stream, keymap=keymap)
         self.stream = stream
         self.request, self.path, self.timeout = request, path, timeout
         self.result: LiveResult | None = None

@@ -137,9 +137,10 @@ def cmd_live(args: argparse.Namespace, out: TextIO) -> int:
     if args.headless:
         return _live_table(request, path, args.timeout, out)
     from ..core.session import redact_url
+    from .cli_inputs import saved_keymap
     from .live import LiveApp
 
-    app = LiveApp(request, path, timeout=args.timeout,
+    app = LiveApp(request, path, timeout=args.timeout, keymap=saved_keymap(),
                   note=f"live {request.protocol} {redact_url(request.url)}; recording to {path}")
     app.run()
     result = app.wait()
@@ -248,10 +249,11 @@ def _proxy_events(args: argparse.Namespace) -> int:
 def _proxy_tui(args: argparse.Namespace, out: TextIO) -> int:
     """The proxy with its captures list in the debugger; after it, one line per capture."""
     from .captures import ProxyApp
+    from .cli_inputs import saved_keymap
     from .table import inert
 
     app = ProxyApp(args.upstream, args.dir, port=args.port, timeout=args.timeout,
-                   redact=tuple(args.redact_header), yield_cpu=True)
+                   redact=tuple(args.redact_header), yield_cpu=True, keymap=saved_keymap())
     app.run()
     app.wait_relay()
     if app.error is not None:
