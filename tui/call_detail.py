@@ -33,6 +33,15 @@ def _pretty(value: object) -> str:
         return repr(value)
 
 
+def _compact(value: object) -> str:
+    """A value on one field's row: compact JSON (a row is one line, wrapped under its label;
+    a line end in it would be shown as a mark, as a line end in stream text is)."""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(value)
+
+
 def _parsed(call: CallView) -> tuple[str, str]:
     """(label, pretty text) of the arguments as they stand at this step."""
     if call.draft is Draft.COMPLETE:
@@ -80,10 +89,10 @@ def call_detail(call: CallView) -> Content:
         row("evidence", f"frame #{decision.frame}, signal {decision.signal or 'none (never came)'}")
         if decision.action == "execute":
             row("ran", decision.ran)
-            row("result", _pretty(decision.result) if decision.result is not None else "—")
+            row("result", _compact(decision.result) if decision.result is not None else "—")
         if decision.lenient is not None:
             lenient = decision.lenient
-            row("lenient", f"{lenient.action} ({lenient.how}) with {_pretty(lenient.arguments)}")
+            row("lenient", f"{lenient.action} ({lenient.how}) with {_compact(lenient.arguments)}")
             if lenient.dropped:
                 row("dropped", ", ".join(lenient.dropped))
     if call.anomalies:

@@ -30,6 +30,12 @@ def _b(keys: str, action: str, description: str, id: str, show: bool = False,
                    key_display=key_display, priority=priority)
 
 
+def list_key(description: str) -> Binding:
+    """The key back to the list on top of the panes (a proxy's captures, a folder's
+    sessions), named for what that list holds."""
+    return _b("escape,l", "captures", description, "captures", True)
+
+
 BINDINGS: list[BindingType] = [
     _b("right,n", "step('frame', 1)", "Next frame", "next-frame", True, "→/n"),
     _b("left,p", "step('frame', -1)", "Prev frame", "prev-frame", True, "←/p"),
@@ -90,7 +96,7 @@ BINDINGS: list[BindingType] = [
     _b("q", "quit", "Quit", "quit"),
     # live traffic only (see LIVE_ONLY)
     _b("t", "toggle_follow", "Follow live", "follow", True, "t"),
-    _b("escape,l", "captures", "Captures", "captures", True),
+    list_key("Captures"),
 ]
 """The app's keys; shown (show=True) in the footer, all of them in help and the palette."""
 

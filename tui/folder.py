@@ -32,6 +32,7 @@ from ..core.timeline import Timeline
 from ..core.tools import ToolSet
 from . import safe
 from .cli_inputs import LoadedInput
+from .commands import list_key
 from .fitted_list import PADDING, SCROLLBAR, Cells, FittedListScreen, ListingApp
 from .footer import FittingFooter
 
@@ -202,16 +203,19 @@ class FolderScreen(FittedListScreen):
         for column, cell in zip(COLUMNS, cells, strict=True):
             table.update_cell(entry.path, column, cell)
 
-    def info(self, listed: int, read: int) -> None:
+    def info(self, listed: int, read: int, opened: bool = False) -> None:
+        """The line over the list: how many sessions, how many read, what the keys do (escape
+        only once a session is open: before, there is nothing to go back to)."""
         self.query_one("#folder-info", Static).update(Content.assemble(
             ("callscope ", "bold $text-primary"), safe.content(safe.short(self.directory, 80)),
             (f"\n{listed} session{'s' * (listed != 1)}"
-             + (f" (read {read})" if read < listed else "")
-             + "; enter opens one, escape goes back to the open session", "$text-muted")))
+             + (f" (read {read})" if read < listed else "") + "; enter opens one"
+             + (", escape goes back to the one open" if opened else ""), "$text-muted")))
 
 class FolderApp(ListingApp):
     """A folder's sessions listed; the panes show the one opened."""
 
+    BINDINGS = [list_key("Sessions")]
     list_screen: FolderScreen
 
     def __init__(self, directory: str, *, protocol: str | None = None,
@@ -247,7 +251,7 @@ class FolderApp(ListingApp):
     def _row(self, entry: Entry) -> None:
         self.read += 1
         self.list_screen.show(entry)
-        self.list_screen.info(len(self.paths), self.read)
+        self.list_screen.info(len(self.paths), self.read, self.opened is not None)
 
     def open_session(self, path: str) -> None:
         try:
@@ -259,6 +263,7 @@ class FolderApp(ListingApp):
                                   Chunking("recorded"), None, self.limits)
         timeline.end = session.end
         self.opened, self.recorded_end, self.header = path, session.end, session.header
+        self.list_screen.info(len(self.paths), self.read, opened=True)
         self.note = f"{os.path.relpath(path, self.directory)} (l: back to the folder)"
         self.query_one("#status").set_class(True, "-note")
         self.show_timeline(timeline, path, grows=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
+from enum import Enum
 
 import orjson
 from textual.app import ComposeResult
@@ -85,7 +86,8 @@ def describe_step(step: object) -> Content:
         ev = step.event
         name = type(ev).__name__
         fields = {k: getattr(ev, k) for k in event_fields(ev) if k != "frame"}
-        shown = ", ".join(f"{k}={safe.short(repr(v), 90)}" for k, v in fields.items())
+        shown = ", ".join(f"{k}={safe.short(_field(v), 90)}" for k, v in fields.items()
+                          if v is not None)
         return Content.assemble((name, "bold"), " ", safe.content(shown))
     if isinstance(step, WaitStep):
         return Content.assemble(("wait ", "bold $text-warning"), safe.content(step.call),
@@ -95,6 +97,22 @@ def describe_step(step: object) -> Content:
         return Content.assemble((d.action, "bold"), " ", safe.content(d.call), " ",
                                 safe.content(f"{d.reason or ''} {safe.short(d.detail, 120)}"))
     return Content(type(step).__name__)
+
+
+def _chunks(first: int, last: int, inside: list[int]) -> str:
+    """The network reads a frame spans, and where inside it one read ended and the next began
+    (offsets from the frame's first byte)."""
+    span = str(first) if first == last else f"{first}–{last}"
+    if not inside:
+        return f"{span}; no read boundary inside"
+    more = " …" if len(inside) > 20 else ""
+    return f"{span}; boundaries inside at {', '.join(map(str, inside[:20]))}{more}"
+
+
+def _field(value: object) -> str:
+    """A call event's field as the detail shows it: a code or other enum by its name in the
+    registry (``missing_terminal``), text quoted with its escapes (the exact characters)."""
+    return str(value.value) if isinstance(value, Enum) else repr(value)
 
 
 def hexdump(raw: bytes, limit: int = 1024, per_row: int = 8) -> str:
@@ -198,8 +216,7 @@ def detail_parts(timeline: Timeline, index: int, raw: Joined | None = None, *,
                                                          bisect_left(starts, frame.end)]]
     facts = [
         ("bytes", f"{frame.start}–{frame.end} ({frame.end - frame.start} B)"),
-        ("chunks", f"{frame.first_chunk}–{frame.last_chunk}; boundaries inside at "
-                   f"{', '.join(map(str, inside[:20])) or 'none'}{' …' if len(inside) > 20 else ''}"),
+        ("chunks", _chunks(frame.first_chunk, frame.last_chunk, inside)),
         ("first byte", fmt_time(arrived) or "no timing (one chunk, or no arrival times recorded)"),
         ("complete", (fmt_time(done) + (f" (Δ {fmt_time(done - prev, '')} since the previous frame)"
                                         if done is not None and prev is not None else "")) or "—"),

@@ -215,7 +215,22 @@ def carries(timeline: Timeline, index: int, preview: int = PREVIEW) -> list[tupl
                 out.append((f"usage {safe.short(usage, preview)}", "dim"))
         if step.disputed is not None:  # (an anomaly event itself was said above)
             out.append((f"⚠ {step.disputed.code}", "anomaly"))
-    return out + calls
+    return _counted(out) + calls
+
+
+def _counted(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Runs of one piece said once with their count: a frame that closes two calls says
+    ``closed ×2`` (the calls follow), not ``closed closed``."""
+    out: list[tuple[str, str]] = []
+    runs: list[int] = []
+    for piece in pieces:
+        if out and out[-1] == piece:
+            runs[-1] += 1
+        else:
+            out.append(piece)
+            runs.append(1)
+    return [(f"{text} ×{n}", style) if n > 1 else (text, style)
+            for (text, style), n in zip(out, runs, strict=True)]
 
 
 def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: bool,

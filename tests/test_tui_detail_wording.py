@@ -1,0 +1,94 @@
+"""What the detail views say, in words a user reads: a frame's effects without Python reprs, a
+frame within one read said plainly, a frame closing two calls said once with its count, the
+call detail's one-line rows without line-end marks, and a folder's list that offers escape only
+once a session is open. Each was seen on screen in a walk through the README (tmux, 200x50 and
+80x24) and fails on the tree before."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+from callscope.core.engine import CallStep
+from callscope.core.events import Anomaly
+from callscope.core.lanes import CallView
+from callscope.core.session import open_input
+from callscope.core.timeline import Timeline
+from callscope.core.tools import ToolSet
+from callscope.tui.call_detail import call_detail
+from callscope.tui.folder import FolderApp
+from callscope.tui.panes.frame_row import carries
+from callscope.tui.screens import describe_step, frame_detail
+from textual.widgets import Static
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+def _timeline(path: pathlib.Path) -> Timeline:
+    session = open_input(str(path))
+    tools = ToolSet(list(getattr(session.header, "tools", None) or []))
+    return Timeline.build([(c.t, c.data) for c in session.chunks()], tools=tools)
+
+
+def test_a_frames_effects_name_codes_as_the_registry_does_and_leave_out_empty_fields():
+    timeline = _timeline(ROOT / "sessions/demo.jsonl")
+    anomaly = next(s for s in timeline.steps
+                   if isinstance(s, CallStep) and isinstance(s.event, Anomaly))
+    said = describe_step(anomaly).plain
+    assert said.startswith("Anomaly code=missing_terminal, message='the stream ended")
+    assert "<Code." not in said and "key=None" not in said
+
+
+def test_a_frame_inside_one_read_says_so_and_one_across_reads_says_where():
+    timeline = _timeline(ROOT / "sessions/demo.jsonl")
+    texts = {index: "".join(p if isinstance(p, str) else getattr(p, "plain", str(p[0]))
+                            for p in frame_detail(timeline, index))
+             for index in range(len(timeline.frames))}
+    one_read = [t for t in texts.values() if "no read boundary inside" in t]
+    across = [t for t in texts.values() if "boundaries inside at " in t]
+    assert one_read and across
+    assert not any("boundaries inside at none" in t for t in texts.values())
+
+
+def test_a_frame_closing_two_calls_says_closed_once_with_its_count():
+    path = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
+    timeline = _timeline(path)
+    said = [[text for text, _ in carries(timeline, i)] for i in range(len(timeline.frames))]
+    closing = [s for s in said if any(t.startswith("closed") for t in s)]
+    assert closing and all(s.count("closed") == 0 for s in closing)
+    assert any("closed ×2" in s for s in closing)
+
+
+def test_the_call_details_rows_hold_no_line_end_marks():
+    timeline = _timeline(ROOT / "sessions/demo.jsonl")
+    last = timeline.view(len(timeline) - 1)
+    calls: list[CallView] = list(last.calls)
+    lenient = [c for c in calls if c.decision is not None and c.decision.lenient is not None]
+    assert lenient
+    for call in lenient:
+        text = call_detail(call).plain
+        row = next(line for line in text.splitlines() if line.strip().startswith("lenient"))
+        assert "␊" not in text
+        assert row.strip() in ('lenient execute (parsed) with {"key":"Objective"}',
+                               'lenient execute (salvaged) with {"path":"notes/todo.txt"}')
+
+
+async def test_a_folder_offers_escape_only_once_a_session_is_open(tmp_path):
+    shutil.copy(ROOT / "sessions/demo_complete.jsonl", tmp_path / "complete.jsonl")
+    app = FolderApp(str(tmp_path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.read == 1:
+                break
+        info = str(app.list_screen.query_one("#folder-info", Static).render())
+        assert "enter opens one" in info and "escape goes back" not in info
+        app.open_session(str(tmp_path / "complete.jsonl"))
+        await pilot.pause(0.3)
+        info = str(app.list_screen.query_one("#folder-info", Static).render())
+        assert "escape goes back to the one open" in info
+        # the panes' key back to the list names what the list holds
+        said = {active.binding.description for active in app.screen.active_bindings.values()
+                if active.binding.id == "callscope.captures"}
+        assert said == {"Sessions"}
