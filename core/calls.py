@@ -70,8 +70,10 @@ class TurnState:
     text_chars: int = 0
     """Assistant text characters seen, including those past ``max_text_chars``."""
     dropped_last: bool = False
-    """Whether the last event applied was not kept: an anomaly counted over its cap, or a call
-    event after the terminal signal (:meth:`apply` reports it instead)."""
+    """Whether the last event applied was not kept: an anomaly counted over its cap, a call
+    event after the terminal signal (:meth:`apply` reports it instead), the event that crossed
+    a limit (its ``limit_exceeded`` is kept) or any event after it (the turn is halted: the
+    engine reads no further, so no step may say an event was taken)."""
     late: set[str] = field(default_factory=set)
     """Calls whose events came after the terminal signal (each reported once)."""
     orphans: dict[str, list[Anomaly]] = field(default_factory=dict)
@@ -194,9 +196,11 @@ class TurnState:
         found: list[Anomaly] = []
         self.dropped_last = False
         if self.halted is not None:
+            self.dropped_last = True
             return found
         limit = self._over_limit(event)
         if limit is not None:
+            self.dropped_last = True
             return self.record(self.halt(getattr(event, "frame", None), limit))
         ended = self.terminal.frame if self.terminal is not None else None
         if ended is not None and isinstance(event, CALL_CHANGES) and (

@@ -159,8 +159,19 @@ class SessionWriter:
     def __init__(self, path: str, header: SessionHeader) -> None:
         self.path = path
         directory, name = os.path.split(os.path.abspath(path))
+        if not path:
+            raise CallscopeError("no path given for the session (an empty -o)")
         if os.path.isdir(path):  # (said now: the rename at the end would fail, after recording)
             raise CallscopeError(f"{path}: is a directory; a session is written to a file")
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = None  # (a new path)
+        if mode is not None and not stat.S_ISREG(mode):
+            # The session replaces its target by a rename: over a symlink, a device or a pipe
+            # that would put a file in its place (as root, /dev/null becomes a regular file).
+            raise CallscopeError(f"{path}: is not a regular file (a symlink, device, pipe or "
+                                 f"socket); a session is written to a regular file or a new path")
         import secrets  # (here: with hmac and hashlib it costs every replay's start-up)
 
         while True:  # O_EXCL + the default mode, so the umask applies as for any new file

@@ -122,7 +122,7 @@ def cmd_check(args: Args, out: TextIO) -> int:
         note = "" if tools.tools else (
             "; no tool definitions (pass --tools FILE): every call is refused as unknown_tool, so "
             "this proves no call runs early, not that the gate lets a whole call run")
-        out.write(report.verdict() + note + "\n")
+        out.write(plain(report.verdict()) + note + "\n")  # (a file name is untrusted text)
         failed += not report.ok
     return 2 if broken else 1 if failed else 0
 
@@ -166,9 +166,11 @@ def cmd_import(args: Args, out: TextIO) -> int:
         except CallscopeError as exc:
             raise InputError(args.tools, f"tool definitions: {exc}") from None
         header = _with(header, tools=definitions)
+    else:  # the input's own definitions, checked as replay will check them
+        toolset_for(loaded, None)
     save_session(args.output, header, loaded.session.chunks(), loaded.session.end)
     loaded.note()
-    out.write(f"wrote {args.output}\n")
+    out.write(f"wrote {plain(args.output)}\n")
     return 0
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import CallscopeError
+from ..core.inert import plain
 from ..core.tools import read_tools_file
 from ..net.http1_server import HTTPServer
 
@@ -45,7 +46,7 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
             raise CallscopeError(f"cannot listen on 127.0.0.1:{server.port}: "
                                  f"{exc.strerror or exc}") from None
         for line in banner(server.url):
-            out.write(line + "\n")
+            out.write(plain(line) + "\n")  # (session names are file names: untrusted text)
         out.flush()
         task = asyncio.current_task()
         if task is not None:  # SIGTERM stops as Ctrl-C does: streams in flight end their sessions
@@ -200,7 +201,7 @@ def _live_report(result: LiveResult, out: TextIO) -> None:
                   f"the session holds the compressed bytes{beside}\n")
     for problem in result.disagreements:
         out.write(f"-- httpx-sse disagrees: {inert(problem, 200)}\n")
-    out.write(f"wrote {result.path}\n")
+    out.write(f"wrote {plain(result.path)}\n")
 
 
 # -- proxy -------------------------------------------------------------------------------------
