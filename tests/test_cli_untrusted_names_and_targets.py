@@ -91,3 +91,17 @@ def test_serve_names_its_sessions_as_text(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+@pytest.mark.parametrize("argv", [["replay", "--cut-at", "-1", "x"], ["replay"],
+                                  ["check", "--seeds", "x", "x"], ["replay", "--max-calls", "-1", "x"],
+                                  ["serve", "--port", "x", "s"], ["replay", "--chunking", "whole",
+                                                                  "--json", "--bogus", "x"]])
+def test_a_bad_option_is_one_line_naming_the_command_and_its_help(argv, capsys):
+    with pytest.raises(SystemExit) as exit:
+        cli.main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "usage:" not in err
+    assert err.startswith(f"callscope {argv[0]}: error: ") or err.startswith("callscope: error: ")
+    assert err.rstrip().endswith("-h)")

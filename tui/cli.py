@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core.errors import CallscopeError
 from ..core.inert import plain
@@ -68,6 +68,15 @@ class _VersionAction(argparse.Action):
 
 
 NETWORK_COMMANDS = ("serve", "live", "proxy")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its errors one line (the rule for every bad input): the command,
+    what is wrong, where the help is; not the usage block above it (9-10 lines of options
+    before the one line that says what went wrong)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {plain(message)} (see {self.prog} -h)\n")
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -191,7 +200,7 @@ def build_parser(network: bool = True, only: str | None = None) -> argparse.Argu
     never import the network stack: asyncio, ssl, httpx). With ``only`` (a headless command),
     that command's parser alone: the one a command line given it parses with (each parser
     built is start-up time, and ``-h`` of the whole program builds them all)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="callscope", description="A terminal debugger for streamed LLM tool calls.",
         formatter_class=_Formatter,
         epilog="With no command: callscope [INPUT] opens the debugger (a bundled demo without INPUT).")
