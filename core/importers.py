@@ -45,7 +45,7 @@ chunk, and a HAR is one JSON document). Read at call time, so tests may lower it
 _SNIFF_BYTES = 4096
 _BOM = b"\xef\xbb\xbf"
 _HAR_START = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*\{\s*\"log\"\s*:")
-_SELECTOR = re.compile(r"\A(?P<path>.+)#(?P<n>[0-9]+)\Z", re.DOTALL)
+_SELECTOR = re.compile(r"\A(?P<path>.+)#(?P<n>[^#]*)\Z", re.DOTALL)
 # A body "looks like SSE" when its first non-blank line is a field or a comment and some line
 # is a data field: enough to find streams that a tool saved with a generic content type.
 _SSE_START = re.compile(rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)*(?:data|event|id|retry|:)")
@@ -60,6 +60,9 @@ def split_selector(path: str) -> tuple[str, int | None]:
     """``FILE#N`` -> (FILE, N) when FILE exists and ``FILE#N`` itself does not."""
     match = _SELECTOR.match(path)
     if match and not os.path.exists(path) and os.path.exists(match["path"]):
+        if not match["n"].isascii() or not match["n"].isdigit():
+            raise InputError(path, f"#{match['n']} is not a response number: FILE#N picks the "
+                                   f"N-th streamed response of a HAR, counted from 1")
         return match["path"], int(match["n"])
     return path, None
 
@@ -102,7 +105,7 @@ def open_input(path: str) -> Session:
         raise InputError(real, "empty file")
     kind = sniff(head, real)  # (an empty capture is a stream that sent nothing: zero bytes)
     if kind == "har":
-        return open_har(real, selector or 1)
+        return open_har(real, 1 if selector is None else selector)
     if selector is not None:
         raise InputError(path, f"#{selector} picks a response of a HAR file, and {real} is "
                          f"a {'session file' if kind == 'session' else 'raw SSE capture'}")

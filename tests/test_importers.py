@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import pathlib
+import re
 
 import pytest
 from callscope.core import importers
@@ -204,6 +205,17 @@ def test_har_pick_another_stream(tmp_path):
     with pytest.raises(InputError, match="#3: this HAR has 2 streamed response") as err:
         open_input(har + "#3")
     assert "#2 POST https://api.example/v1/messages" in err.value.message
+
+
+def test_har_pick_zero_or_not_a_number_is_refused_with_what_n_is(tmp_path):
+    """N counts from 1: ``#0`` read the first response as if no N was given; ``#-1`` and
+    ``#+2`` said the file did not exist."""
+    har = write_har(tmp_path / "x.har", entry(b"data: 1\n\n"), entry(b"data: 2\n\n"))
+    with pytest.raises(InputError, match="#0: this HAR has 2 streamed response"):
+        open_input(har + "#0")
+    for bad in ("-1", "+2", " 2", "x", ""):
+        with pytest.raises(InputError, match=f"#{re.escape(bad)} is not a response number"):
+            open_input(har + "#" + bad)
 
 
 def test_selector_on_something_else_than_a_har(tmp_path):
