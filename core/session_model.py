@@ -78,6 +78,14 @@ HEADER_TYPES: dict[str, tuple[type, str]] = {
 """The header's members in the order they are written (after the marker and version), with
 the type the reader requires of each."""
 
+REQUEST_TYPES: dict[str, tuple[type, str]] = {
+    "method": (str, "a string"), "url": (str, "a string"), "headers": (dict, "an object"),
+    "body_text": (str, "a string"),
+}
+"""The members of the header's ``request`` the reader requires a type of (``body`` is any JSON
+value; other members are kept as they are). A URL or headers of another type would pass by
+redaction, which reads these as strings and an object, and by every view of the request."""
+
 
 class Session:
     """A recorded stream: ``header``, ``end`` and :meth:`chunks`, which can be iterated again

@@ -23,6 +23,7 @@ from .session_model import (
     END_KINDS,
     FORMAT_VERSION,
     HEADER_TYPES,
+    REQUEST_TYPES,
     SUPPORTED_VERSIONS,
     Chunk,
     Session,
@@ -105,6 +106,11 @@ def _parse_header(path: str, raw: bytes, line: int) -> SessionHeader:
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             raise InputError(path, f"header member {name!r} should be {described}", line=line)
         values[name] = value
+    for name, (kind, described) in REQUEST_TYPES.items():
+        value = (values["request"] or {}).get(name)
+        if value is not None and not isinstance(value, kind):
+            raise InputError(path, f"header member 'request.{name}' should be {described}",
+                             line=line)
     extra = {k: v for k, v in obj.items() if k not in HEADER_TYPES and k not in
              ("callscope", "version")}
     return SessionHeader(version=version, extra=extra, **values)

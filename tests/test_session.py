@@ -626,3 +626,23 @@ def test_the_common_chunk_line_reads_as_the_full_check_reads_it(lines):
             reader._common_chunk = saved
 
     assert read(True) == read(False)
+
+
+@pytest.mark.parametrize("member, value", [("url", 5), ("url", ["https://x/v1?key=K"]),
+                                           ("headers", "Authorization: Bearer K"),
+                                           ("headers", ["x"]), ("method", 1), ("body_text", 5)])
+def test_a_request_member_of_the_wrong_type_is_refused_with_its_line(tmp_path, member, value):
+    """The request's URL, headers, method and body text are read by redaction and every view as
+    a string or an object: another type is refused, as a header member of the wrong type is
+    (before, a URL given as a list was kept and written unredacted)."""
+    import orjson
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    lines = (root / "sessions" / "demo.jsonl").read_bytes().splitlines()
+    header = orjson.loads(lines[0])
+    header["request"][member] = value
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join([orjson.dumps(header), *lines[1:]]) + b"\n")
+    with pytest.raises(InputError, match=rf"header member 'request\.{member}' should be") as err:
+        open_session(str(path))
+    assert err.value.line == 1
