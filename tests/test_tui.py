@@ -397,6 +397,14 @@ async def test_an_export_never_overwrites_without_a_second_enter(tmp_path, monke
         assert orjson.loads(target.read_bytes())["kind"] == "callscope-decision-log"
         md = (tmp_path / "mine.decisions.md").read_text()
         assert "frame None" not in md
+        await pilot.press("L")  # both files exist now: said of both, in words
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        said = str(app.screen.query_one(Static).render())
+        assert f"{target} and {tmp_path / 'mine.decisions.md'} exist: enter again" in said
+        await pilot.press("escape")
         await pilot.press("L", "escape")  # escape writes nothing
         await pilot.pause()
         assert not isinstance(app.screen, ExportPrompt)

@@ -92,3 +92,18 @@ async def test_a_folder_offers_escape_only_once_a_session_is_open(tmp_path):
         said = {active.binding.description for active in app.screen.active_bindings.values()
                 if active.binding.id == "callscope.captures"}
         assert said == {"Sessions"}
+
+
+async def test_a_cut_says_how_many_calls_it_refused_in_words():
+    from callscope.tui.app import CallscopeApp
+
+    session = open_input(str(ROOT / "sessions/demo_complete.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="complete",
+                       tools=ToolSet(list(session.header.tools or [])))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        app._cut(app.timeline.total_bytes - 1)
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("; 2 calls refused. u undoes." in m for m in said), said
+        assert not any("call(s)" in m for m in said)

@@ -122,7 +122,8 @@ class RebuildActions(AppMixin):
         self.move(len(self.timeline) - 1, quiet=True)
         refused = sum(isinstance(s, DecisionStep) and s.decision.action == "refuse"
                       for s in self.timeline.log)
-        self.notify(f"Cut at byte {offset}: the stream now ends there; {refused} call(s) refused. "
+        calls = "1 call" if refused == 1 else f"{refused} calls"
+        self.notify(f"Cut at byte {offset}: the stream now ends there; {calls} refused. "
                     "u undoes.", timeout=4)
 
     def action_undo_cut(self) -> None:

@@ -34,7 +34,8 @@ class ExportPrompt(PromptScreen):
         if existing and self._confirmed != value:
             self._confirmed = value
             self.query_one(Static).update(Content.styled(
-                f"{', '.join(str(p) for p in existing)} exists: enter again to overwrite, escape "
-                "cancels", "bold $text-warning"))
+                f"{' and '.join(str(p) for p in existing)} "
+                f"{'exists' if len(existing) == 1 else 'exist'}: enter again to overwrite, "
+                "escape cancels", "bold $text-warning"))
             return
         self.dismiss(value)
