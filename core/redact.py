@@ -1,17 +1,33 @@
-"""Credential redaction: HTTP headers and URLs with their secrets replaced by ``[REDACTED]``.
+"""Credential redaction: HTTP headers, URLs and request bodies with their secrets replaced by
+``[REDACTED]``.
 
 Used wherever a request or response is recorded (session headers, HAR imports, the proxy and
-live logs), so a saved file never carries an API key. Works on plain names and text; it knows
-nothing about sessions.
+live logs), so a saved file never carries an API key. Works on plain names, values and text; it
+knows nothing about sessions.
+
+Rules by shape, whatever the type a (possibly hostile) input gives a member:
+
+* headers (:func:`redact_headers`): a mapping, (name, value) pairs, HAR's ``{"name", "value"}``
+  objects, ``"Name: value"`` strings, or one string holding such lines (a header block); an
+  item that is none of these is not kept, and a ``callscope-redaction-note`` entry says so.
+  Anything else (``3``, ``true``) becomes that note alone. Values that are not strings are
+  written as text, redacted first.
+* URLs (:func:`redact_url`, :func:`redact_urls`): every string anywhere in a body, a header
+  value or text has the URLs in it redacted, so a URL in a list or object is too.
+* bodies (:func:`redact_body`): members named by :data:`SECRET_MEMBER_RULES`; a string holding
+  JSON is redacted as the parsed JSON, any other string as text (:func:`redact_text`).
+* a whole request member (:func:`redact_request`): each member by its shape, whatever its type.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 from urllib.parse import unquote_plus
+
+import orjson
 
 REDACTED = "[REDACTED]"
 SECRET_HEADERS = frozenset({
@@ -27,6 +43,10 @@ credential: gateways add their own (``Helicone-Auth``, ``x-portkey-api-key``,
 would always miss the next one. Two exceptions: ``tokens`` (plural) names a count in rate-limit
 headers (``x-ratelimit-remaining-tokens``), and callscope's own ``x-callscope-*`` /
 ``callscope-*`` names (a session to serve, a fault) carry no secret."""
+
+HEADERS_NOTE = "callscope-redaction-note"
+"""The header entry that says what of a malformed header member was not kept (a ``callscope-``
+name: never redacted itself)."""
 
 
 @cache
@@ -47,55 +67,70 @@ def secret_name(name: str, also: Iterable[str] = ()) -> bool:
     if lower.startswith(("x-callscope-", "callscope-")):
         return False
     return _secret_word().search(lower) is not None
-_SECRET_NAMES = (
-    ("api", "key"), ("x", "api", "key"), ("x", "goog", "api", "key"), ("private", "key"),
-    ("access", "token"), ("refresh", "token"), ("id", "token"), ("authorization",),
-    ("client", "secret"), ("password",), ("secret",),
+
+
+# -- body members: the one name rule --------------------------------------------------------
+
+SECRET_MEMBER_RULES: tuple[tuple[str, str], ...] = (
+    (r".*apikey",
+     "An API key under any vendor prefix: api_key, apiKey, x-api-key, x-goog-api-key."),
+    (r".*token",
+     "A bearer, OAuth or session token: token, access_token, id_token, refresh_token, "
+     "session_token, aws_session_token (a count is plural or suffixed: max_tokens, "
+     "token_count)."),
+    (r".*secret.*",
+     "A shared secret: secret, client_secret, aws_secret_access_key, secretKey."),
+    (r".*pass(word|wd|phrase|code)",
+     "A password or passphrase: password, passwd, db_password, passphrase."),
+    (r".*(private|privkey|access|account|session|signing|encryption|master|subscription)key(id)?",
+     "A key that authenticates or signs: private_key, access_key, aws_access_key_id."),
+    (r".*auth(orization)?",
+     "An Authorization value or an auth member: authorization, proxy-authorization, auth."),
+    (r".*credentials?",
+     "Credentials by name: credential, credentials, google_credentials."),
+    (r".*signature|sig",
+     "A request signature: signature, x-amz-signature, sig."),
+    (r".*cookies?",
+     "Cookie values carry sessions: cookie, set-cookie, cookies."),
 )
-"""Names of request body members and text pairs that hold credentials, as words (joined with
-or without ``-`` / ``_``, in any case). Not ``key`` or ``token`` alone: a body carries the
-conversation, whose tool arguments name keys of their own."""
-SECRET_BODY_MEMBERS = frozenset("".join(words) for words in _SECRET_NAMES)
-"""Body members, compared lower-cased without ``-`` and ``_`` (``api_key``, ``apiKey``)."""
-_NAME = "|".join(r"\b" + "[_-]?".join(words) for words in _SECRET_NAMES)
+"""Body members (and ``name: value`` pairs in text) that hold credentials: one entry per rule, a
+pattern matched against the whole name lower-cased with ``-``, ``_``, ``.`` and spaces removed
+(``api_key``, ``apiKey``, ``API-KEY`` are one name), and the reason. Not ``key`` alone: a body
+carries the conversation, whose tool arguments name keys of their own."""
+
+NOT_SECRET_MEMBER_RULES: tuple[tuple[str, str], ...] = (
+    (r"(bos|eos|pad|unk|sep|cls|mask)token",
+     "A tokenizer's special token is text such as </s>, not a credential."),
+    (r"thoughtsignature",
+     "Gemini's thoughtSignature tags the model's own reasoning and must be sent back as it was."),
+)
+"""Names the rules above match that hold no credential, with the reason."""
+
+REASONING_SIGNATURE_BESIDE = ("thinking", "text")
+"""A ``signature`` member beside one of these string members (Anthropic's thinking block,
+Bedrock's reasoningText) is the provider's tag on that reasoning, not a credential: it is sent
+back verbatim in the next turn, and a resent request needs it."""
+
+_SEPARATORS = str.maketrans("", "", "-_. ")
 
 
 @cache
-def _secret_in_text() -> re.Pattern[str]:
-    """A credential pair in text, compiled on first use (as :func:`_secret_word`)."""
-    return re.compile(
-        rf"""(?i)((?:{_NAME})["']?\s*[:=]\s*)"""  # the name and its separator, kept
-        r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|"""  # a quoted value or a list, whole
-        r"""(?:(?:bearer|basic|token)\s+)?[^"'&,}\s]+)""")  # or a bare one, with its scheme
+def _member_rules() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The two tables as patterns, compiled on first use (as :func:`_secret_word`)."""
+    def joined(rules: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{pattern})" for pattern, _ in rules))
+    return joined(SECRET_MEMBER_RULES), joined(NOT_SECRET_MEMBER_RULES)
 
 
-def redact_headers(
-    headers: Mapping[str, str] | Iterable[tuple[str, str]] | Iterable[Mapping[str, str]],
-    also: Iterable[str] = (),
-) -> dict[str, str]:
-    """Headers as a dict, credential values (:func:`secret_name`, ``also`` more names) replaced
-    by ``[REDACTED]``. Accepts a mapping, or (name, value) pairs, or HAR's ``{"name", "value"}``
-    objects; repeated names are joined with ", " as HTTP allows."""
-    also = tuple(also)
-    if isinstance(headers, Mapping):
-        items: Iterable[Any] = headers.items()
-    elif isinstance(headers, list | tuple):
-        items = headers
-    else:  # a malformed session header (true, 3, "x"): nothing to keep
-        return {}
-    out: dict[str, str] = {}
-    for item in items:
-        if isinstance(item, Mapping):  # HAR; unpacking a dict would yield its keys
-            name, value = str(item.get("name", "")), str(item.get("value", ""))
-        elif isinstance(item, list | tuple) and len(item) == 2:
-            name, value = str(item[0]), str(item[1])
-        else:
-            continue  # not a header: a re-save drops it rather than failing
-        if secret_name(name, also):
-            value = REDACTED
-        out[name] = f"{out[name]}, {value}" if name in out else value
-    return out
+def secret_member_name(name: str) -> bool:
+    """Whether a body member (or a text pair) named ``name`` holds a credential
+    (:data:`SECRET_MEMBER_RULES`, less :data:`NOT_SECRET_MEMBER_RULES`)."""
+    plain = name.lower().translate(_SEPARATORS)
+    secret, innocent = _member_rules()
+    return secret.fullmatch(plain) is not None and innocent.fullmatch(plain) is None
 
+
+# -- URLs -----------------------------------------------------------------------------------
 
 def redact_url(url: str, also: Iterable[str] = ()) -> str:
     """The URL with a password and the values of credential query parameters
@@ -121,31 +156,237 @@ def redact_url(url: str, also: Iterable[str] = ()) -> str:
     return f"{base}{hash_}{fragment}"
 
 
+@cache
+def _url_in_text() -> re.Pattern[str]:
+    """An absolute URL inside text (also JSON-escaped, ``https:\\/\\/``), up to a space, a
+    quote or an angle bracket."""
+    return re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)(?:[^\s"'<>\\]|\\/)+""")
+
+
+def redact_urls(text: str, also: Iterable[str] = ()) -> str:
+    """``text`` with every URL in it redacted (:func:`redact_url`); a whole string that is a
+    request target (``/v1/x?key=...``) is one URL. The rest keeps its exact spelling."""
+    if "/" not in text:
+        return text
+    if text.startswith("/") and "?" in text and not any(c.isspace() for c in text):
+        return redact_url(text, also)
+    if "//" not in text and "\\/\\/" not in text:
+        return text
+    return _url_in_text().sub(lambda m: redact_url(m.group(0), also), text)
+
+
+# -- headers --------------------------------------------------------------------------------
+
+def redact_headers(headers: Any, also: Iterable[str] = ()) -> dict[str, str]:
+    """Headers as a dict, credential values (:func:`secret_name`, ``also`` more names) replaced
+    by ``[REDACTED]``, URLs in the other values redacted. Accepts a mapping, (name, value)
+    pairs, HAR's ``{"name", "value"}`` objects, ``"Name: value"`` strings, or a string of such
+    lines; repeated names are joined with ", " as HTTP allows. What is not a header (an item of
+    another shape, a line with no name, a member that is a number) is not kept, since it may be
+    a credential with no name to judge it by, and :data:`HEADERS_NOTE` says what was left out."""
+    also = tuple(also)
+    if isinstance(headers, str):
+        items: Iterable[Any] = headers.splitlines()
+    elif isinstance(headers, Mapping):
+        items = headers.items()
+    elif isinstance(headers, list | tuple):
+        items = headers
+    else:
+        return {HEADERS_NOTE: f"the headers were {type(headers).__name__}, not a header "
+                              "object; not kept"}
+    out: dict[str, str] = {}
+    left_out = 0
+    for item in items:
+        pair = _header_item(item)
+        if pair is None:
+            left_out += bool(not isinstance(item, str) or item.strip())
+            continue
+        name, raw = pair
+        value = REDACTED if secret_name(name, also) else redact_urls(_header_text(raw), also)
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    if left_out:
+        shape = "a string" if isinstance(headers, str) else type(headers).__name__
+        out[HEADERS_NOTE] = (f"{left_out} item(s) of the headers ({shape}) were not a header "
+                             "(name and value) and were not kept")
+    return out
+
+
+def _header_item(item: Any) -> tuple[str, Any] | None:
+    """(name, raw value) of one header item, or None when it is not a header."""
+    if isinstance(item, Mapping):  # HAR; unpacking a dict would yield its keys
+        name = item.get("name")
+        if not isinstance(name, str) or not name or "value" not in item:
+            return None
+        return name, item["value"]
+    if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str | bytes):
+        name = item[0] if isinstance(item[0], str) else item[0].decode("latin-1")
+        return name, item[1]
+    if isinstance(item, str):  # "Name: value"; a start line (GET / HTTP/1.1) has no colon
+        name, colon, value = item.partition(":")
+        name = name.strip()
+        if colon and name and not any(c.isspace() for c in name):
+            return name, value.strip()
+    return None
+
+
+def _header_text(value: Any) -> str:
+    """A header value as text: bytes decoded as HTTP does, a list joined, anything else as
+    its JSON with credential members redacted (:func:`redact_body`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    if isinstance(value, list | tuple) and all(isinstance(v, str | int | float) for v in value):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, Mapping | list | tuple):
+        try:
+            return orjson.dumps(redact_body(value)).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            return REDACTED  # cannot be shown as text, so cannot be shown to hold no secret
+    return str(value)
+
+
+# -- bodies ---------------------------------------------------------------------------------
+
 def redact_body(body: Any) -> Any:
-    """A JSON request body with the values of credential members (:data:`SECRET_BODY_MEMBERS`,
-    at any depth) replaced by ``[REDACTED]``; a copy, the input is left as it is. Only a string,
-    or a list of strings, is a credential: an object under such a name is walked (a tool's
-    JSON Schema may well define a property named ``api_key``; it must stay a schema)."""
-    if isinstance(body, Mapping):
-        return {k: REDACTED if _secret_member(k, v) else redact_body(v) for k, v in body.items()}
-    if isinstance(body, list):
-        return [redact_body(v) for v in body]
-    return body
+    """A JSON request body with the values of credential members (:func:`secret_member_name`,
+    at any depth) replaced by ``[REDACTED]`` and URLs in every string redacted; a copy, the
+    input is left as it is. Only a string, or a list of strings, is a credential: an object
+    under such a name is walked (a tool's JSON Schema may well define a property named
+    ``api_key``; it must stay a schema). HAR-like ``{"name": N, "value": V}`` objects lose V
+    when N names a credential (as a header or a member).
+
+    A body that is a string stays a string: when it holds JSON it is redacted as the parsed
+    JSON, and re-serialized (compact) only if something was redacted, else kept byte for byte;
+    any other string is redacted as text (:func:`redact_text`). Strings inside a body are not
+    parsed (a tool call's arguments stay the text the model wrote); their URLs are redacted."""
+    if isinstance(body, str):
+        return _redact_body_string(body)
+    return _walk(body)
 
 
-def _secret_member(name: Any, value: Any) -> bool:
-    return (isinstance(name, str)
-            and name.lower().replace("-", "").replace("_", "") in SECRET_BODY_MEMBERS
-            and (isinstance(value, str) or (isinstance(value, list) and bool(value)
-                                            and all(isinstance(v, str) for v in value))))
+def _walk(value: Any, under_secret: bool = False) -> Any:
+    """``value`` redacted; ``under_secret``: it is the object or list a credential member holds
+    (``"cookies": [{"name": "sid", "value": ...}]``), where every name/value pair is one."""
+    if isinstance(value, Mapping):
+        out = {k: REDACTED if _secret_member(k, v, value)
+               else _walk(v, under_secret or (isinstance(k, str) and secret_member_name(k)))
+               for k, v in value.items()}
+        name = value.get("name")
+        if (isinstance(name, str) and _credential_value(value.get("value"))
+                and (under_secret or secret_name(name) or secret_member_name(name))):
+            out["value"] = REDACTED
+        return out
+    if isinstance(value, list | tuple):
+        return [_walk(v, under_secret) for v in value]
+    if isinstance(value, str):
+        return redact_urls(value)
+    return value
+
+
+def _redact_body_string(text: str) -> Any:
+    if text.lstrip()[:1] in ("{", "[", '"'):
+        try:
+            parsed = orjson.loads(text)
+            redacted = redact_body(parsed)
+            if redacted == parsed:
+                return text
+            return orjson.dumps(redacted).decode()
+        except (orjson.JSONDecodeError, RecursionError):
+            pass  # not JSON (or too deep to walk): redacted as text
+    return redact_text(text)
+
+
+def _credential_value(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list) and bool(value)
+                                       and all(isinstance(v, str) for v in value))
+
+
+def _secret_member(name: Any, value: Any, beside: Mapping[Any, Any]) -> bool:
+    if not isinstance(name, str) or not _credential_value(value) or not secret_member_name(name):
+        return False
+    return not (name == "signature"
+                and any(isinstance(beside.get(m), str) for m in REASONING_SIGNATURE_BESIDE))
+
+
+# -- text -----------------------------------------------------------------------------------
+
+@cache
+def _pair_name() -> re.Pattern[str]:
+    """A ``name: value`` / ``name=value`` pair's name and separator in text (the name maybe
+    quoted, or JSON-escaped quoted), compiled on first use (as :func:`_secret_word`)."""
+    return re.compile(r"""(?<![\w.-])([A-Za-z_][\w.-]*)(?:\\?["'])?\s*[:=]\s*""")
+
+
+@cache
+def _pair_value() -> re.Pattern[str]:
+    """A pair's value: quoted whole (also JSON-escaped), a list whole, or a bare one with its
+    scheme (``Bearer x``)."""
+    return re.compile(r"""\\"(?:(?!\\")[^"])*\\"|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|"""
+                      r"""\[[^\]]*\]|(?:(?:bearer|basic|token)\s+)?[^"'&,}\s\\]+""",
+                      re.IGNORECASE)
 
 
 def redact_text(text: str) -> str:
-    """A body kept as text (not JSON, or too deep to keep as JSON) with credential-looking
-    ``name: value`` / ``name=value`` pairs redacted: a quoted value keeps its quotes, a list
-    and a scheme (``Bearer x``) go whole."""
-    def value(m: re.Match[str]) -> str:
-        found = m.group(2)
-        quote = found[0] if found[0] in "\"'" else ""
-        return m.group(1) + quote + REDACTED + quote
-    return _secret_in_text().sub(value, text)
+    """A body kept as text (not JSON, or too deep to keep as JSON) with credential pairs
+    redacted (a name :func:`secret_member_name` takes, then ``:`` or ``=``): a quoted value keeps
+    its quotes, a list and a scheme (``Bearer x``) go whole, and a ``Name: value`` line (a
+    header) goes to its end. URLs in it are redacted too (:func:`redact_urls`)."""
+    return redact_urls("".join(_text_pieces(text)))
+
+
+def _text_pieces(text: str) -> Iterator[str]:
+    at = 0
+    names, values = _pair_name(), _pair_value()
+    while (found := names.search(text, at)) is not None:
+        yield text[at:found.end()]
+        at = found.end()
+        if not secret_member_name(found.group(1)):
+            continue  # the value is scanned on: it may hold a pair of its own
+        line_start = found.start() == 0 or text[found.start() - 1] in "\r\n"
+        if line_start and ":" in found.group(0)[len(found.group(1)):]:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end - (text[end - 1] == "\r")
+            if end > at:
+                yield REDACTED
+                at = end
+            continue
+        value = values.match(text, at)
+        if value is None:
+            continue
+        quote = next((q for q in ('\\"', '"', "'") if value.group(0).startswith(q)), "")
+        yield quote + REDACTED + quote
+        at = value.end()
+    yield text[at:]
+
+
+# -- a request ------------------------------------------------------------------------------
+
+QUERY_MEMBERS = frozenset({"query", "querystring", "params", "queryparams", "cookies"})
+"""Request members (compared as in :data:`SECRET_MEMBER_RULES`) that are name → value maps
+of query parameters or cookies: judged by the header and query rule (:func:`secret_name`)."""
+
+
+def redact_request(request: Mapping[str, Any], also: Iterable[str] = ()) -> dict[str, Any]:
+    """A session header's ``request`` member with every member redacted by its shape, whatever
+    its type: ``url`` by :func:`redact_url` when a string, and walked otherwise (a list of
+    URLs keeps its shape with each redacted); ``headers`` by :func:`redact_headers` (a string
+    is read as a header block); ``body`` by :func:`redact_body`; ``body_text`` by
+    :func:`redact_text` when a string and as a body otherwise; any other member as a body, and
+    a query or cookie map (:data:`QUERY_MEMBERS`) by name as a query parameter."""
+    also = tuple(also)
+    out: dict[str, Any] = {}
+    for name, value in request.items():
+        plain = name.lower().translate(_SEPARATORS) if isinstance(name, str) else ""
+        if name == "url" and isinstance(value, str):
+            out[name] = redact_url(value, also)
+        elif name == "headers" and value is not None:
+            out[name] = redact_headers(value, also)
+        elif name == "body_text" and isinstance(value, str):
+            out[name] = redact_text(value)
+        elif plain in QUERY_MEMBERS and isinstance(value, Mapping):
+            out[name] = {k: REDACTED if isinstance(k, str) and secret_name(k, also) else _walk(v)
+                         for k, v in value.items()}
+        else:
+            out[name] = redact_body(value)
+    return out
