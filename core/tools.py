@@ -10,7 +10,16 @@ Accepted shapes (one list may mix them):
 * Bedrock Converse: ``{"toolSpec": {"name", "inputSchema": {"json": schema}}}`` (in the
   request's ``toolConfig.tools``).
 
-Definitions without a schema (server tools such as ``web_search``) accept any object.
+Definitions without a schema (server tools such as ``web_search``) accept any object. So do
+those whose schema is ``null`` where the provider reads a null as absent: OpenAI's
+``parameters`` (Chat: optional, omitted means no parameters; Responses: "object or null") and
+Gemini's (proto3 JSON reads a null as the field's default); Anthropic's ``input_schema`` and
+Bedrock's ``inputSchema.json`` are required objects, so a null there is a bad definition. A
+schema is a JSON Schema: an object (``{}`` accepts anything) or a boolean (``true`` accepts
+anything, ``false`` nothing: every call of that tool is refused by schema validation); any
+other value (a list, a number, a string) is a bad definition, never read as "any object".
+Every tool needs a name, a non-empty string. A bad definition raises
+:class:`ToolDefinitionError` naming it by its place in the list (``tools[2]``) or its name.
 """
 
 from __future__ import annotations
@@ -78,40 +87,95 @@ class ToolDefinitionError(CallscopeError):
 @dataclass(frozen=True)
 class Tool:
     name: str
-    schema: dict[str, Any]
+    schema: dict[str, Any] | bool
     source_format: str
 
 
-def _declarations(entry: dict[str, Any]) -> Iterator[Tool]:
-    if "function" in entry and isinstance(entry["function"], dict):
+_ABSENT: Any = object()
+"""A definition without the key that holds its schema (or name)."""
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """One tool as its definition writes it, before its name and schema are checked."""
+
+    where: str  # its place in the list, for messages: tools[0], tools[1].functionDeclarations[2]
+    name: Any
+    schema: Any  # _ABSENT when the definition has no schema key
+    source_format: str
+    null_is_absent: bool  # whether this provider reads a null schema as none given
+
+
+def _declarations(entry: dict[str, Any], where: str) -> Iterator[_Declared]:
+    if "function" in entry:
         fn = entry["function"]
-        yield Tool(str(fn.get("name")), fn.get("parameters") or ANY_OBJECT, "chat")
+        if not isinstance(fn, dict):
+            raise ToolDefinitionError(f"{where}: its function is an object (name, parameters), "
+                                      f"not {_quoted(fn)}")
+        yield _Declared(f"{where}.function", fn.get("name", _ABSENT),
+                        fn.get("parameters", _ABSENT), "chat", True)
         return
     for field in ("functionDeclarations", "function_declarations"):
         if isinstance(entry.get(field), list):
-            for decl in entry[field]:
+            for i, decl in enumerate(entry[field]):
                 if not isinstance(decl, dict):
-                    raise ToolDefinitionError(f"not a function declaration: {preview(decl, 80)}")
-                schema = decl.get("parameters") or decl.get("parametersJsonSchema") or ANY_OBJECT
-                yield Tool(str(decl.get("name")), schema, "gemini")
+                    raise ToolDefinitionError(f"{where}.{field}[{i}]: not a function declaration: "
+                                              f"{preview(decl, 80)}")
+                schema = decl.get("parameters", _ABSENT)
+                if schema is _ABSENT or schema is None:  # (the two keys are exclusive in Gemini)
+                    schema = decl.get("parametersJsonSchema", schema)
+                yield _Declared(f"{where}.{field}[{i}]", decl.get("name", _ABSENT), schema,
+                                "gemini", True)
             return
     if "input_schema" in entry:
-        yield Tool(str(entry.get("name")), entry["input_schema"] or ANY_OBJECT, "anthropic")
+        yield _Declared(where, entry.get("name", _ABSENT), entry["input_schema"], "anthropic",
+                        False)
         return
-    if isinstance(entry.get("toolSpec"), dict):
+    if "toolSpec" in entry:
         spec = entry["toolSpec"]
-        wrapped = spec.get("inputSchema")
-        schema = wrapped.get("json") if isinstance(wrapped, dict) else None
-        yield Tool(str(spec.get("name")), schema or ANY_OBJECT, "converse")
+        if not isinstance(spec, dict):
+            raise ToolDefinitionError(f"{where}: its toolSpec is an object (name, inputSchema), "
+                                      f"not {_quoted(spec)}")
+        wrapped = spec.get("inputSchema", _ABSENT)
+        if wrapped is not _ABSENT and not isinstance(wrapped, dict):
+            raise ToolDefinitionError(f"{where}.toolSpec: its inputSchema is an object holding "
+                                      f"the schema in json, not {_quoted(wrapped)}")
+        schema = _ABSENT if wrapped is _ABSENT else wrapped.get("json", _ABSENT)
+        yield _Declared(f"{where}.toolSpec", spec.get("name", _ABSENT), schema, "converse", False)
         return
-    if "name" in entry:
+    if "name" in entry or entry.get("type") == "function":
         fmt = "flat" if entry.get("type") == "function" else "bare"
-        yield Tool(str(entry["name"]), entry.get("parameters") or ANY_OBJECT, fmt)
+        yield _Declared(where, entry.get("name", _ABSENT), entry.get("parameters", _ABSENT), fmt,
+                        True)
         return
-    if entry.get("type"):  # a provider-side tool with no name of its own, e.g. {"type":"web_search"}
-        yield Tool(str(entry["type"]), ANY_OBJECT, "server")
+    kind = entry.get("type")
+    if isinstance(kind, str) and kind:  # a provider-side tool named by its type: {"type":"web_search"}
+        yield _Declared(where, kind, _ABSENT, "server", True)
         return
-    raise ToolDefinitionError(f"not a tool definition: {preview(entry, 80)}")
+    raise ToolDefinitionError(f"{where}: not a tool definition: {preview(entry, 80)}")
+
+
+def _tool(declared: _Declared) -> Tool:
+    """The tool a definition declares: its name checked, its schema resolved by one rule for
+    every provider (see the module's docstring)."""
+    name = declared.name
+    if name is _ABSENT or name is None:
+        raise ToolDefinitionError(f"{declared.where}: a tool definition needs a name, and this "
+                                  "one has none")
+    if not isinstance(name, str) or not name:
+        raise ToolDefinitionError(f"{declared.where}: a tool's name is a non-empty string, "
+                                  f"not {_quoted(name)}")
+    schema = declared.schema
+    if schema is _ABSENT or (schema is None and declared.null_is_absent):
+        schema = ANY_OBJECT
+    return Tool(name, schema, declared.source_format)
+
+
+def _quoted(value: object) -> str:
+    """A bounded preview of a definition's value, in JSON's words for null and the booleans."""
+    if value is None or isinstance(value, bool):
+        return orjson.dumps(value).decode()
+    return preview(value, 40)
 
 
 class ToolSet:
@@ -120,16 +184,17 @@ class ToolSet:
     def __init__(self, definitions: Iterable[dict[str, Any]] = ()) -> None:
         self.tools: dict[str, Tool] = {}
         self._validators: dict[str, Any] = {}
-        for entry in definitions:
+        for i, entry in enumerate(definitions):
+            where = f"tools[{i}]"
             if not isinstance(entry, dict):
-                raise ToolDefinitionError(f"not a tool definition: {preview(entry, 80)}")
-            for tool in _declarations(entry):
-                self.add(tool)
+                raise ToolDefinitionError(f"{where}: not a tool definition: {preview(entry, 80)}")
+            for declared in _declarations(entry, where):
+                self.add(_tool(declared))
 
     def add(self, tool: Tool) -> None:
         if not isinstance(tool.schema, dict | bool):
             raise ToolDefinitionError(f"tool {tool.name!r}: a JSON Schema is an object or a boolean, "
-                                      f"not {preview(tool.schema, 40)}")
+                                      f"not {_quoted(tool.schema)}")
         validator = _compile(tool.name, tool.schema)
         self.tools[tool.name] = tool
         self._validators[tool.name] = validator

@@ -86,14 +86,49 @@ class LoadedInput:
 
 
 def load_tools(path: str | None) -> list[dict[str, Any]] | None:
-    return None if path is None else read_tools_file(path)
+    """The definitions of ``--tools FILE``, checked now: a bad one is an error of FILE, said
+    once, not of each input they are used with."""
+    if path is None:
+        return None
+    definitions = read_tools_file(path)
+    try:
+        ToolSet(definitions)  # (compiled schemas are cached: toolset_for's ToolSet reuses them)
+    except CallscopeError as exc:
+        raise InputError(path, f"tool definitions: {exc}") from None
+    return definitions
 
 
 def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> ToolSet:
+    """The tools of ``loaded``: ``override`` (from :func:`load_tools`, which checked them) or
+    its header's own, whose errors name the input and the header's line."""
+    if override is not None:
+        return ToolSet(override)
     try:
-        return ToolSet(override if override is not None else loaded.tool_definitions)
+        return ToolSet(loaded.tool_definitions)
     except CallscopeError as exc:
-        raise InputError(loaded.path, f"tool definitions: {exc}") from None
+        raise InputError(loaded.path, f"tool definitions: {exc}",
+                         line=_header_line(loaded.path)) from None
+
+
+def _header_line(path: str) -> int | None:
+    """The line of a session file's header (its first non-blank line); None for an input
+    whose definitions are not on a line of it (a HAR's request)."""
+    from ..core.importers import sniff, split_selector
+
+    real, selector = split_selector(path)
+    if selector is not None:
+        return None
+    try:
+        with open(real, "rb") as f:
+            if sniff(f.read(4096), real) != "session":
+                return None
+            f.seek(0)
+            for number, raw in enumerate(f, 1):
+                if raw.strip():
+                    return number
+    except OSError:
+        pass
+    return None
 
 
 class LimitFlags(Protocol):
