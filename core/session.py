@@ -40,6 +40,7 @@ from .redact import (
     SECRET_QUERY_PARAMS,
     redact_body,
     redact_headers,
+    redact_request,
     redact_text,
     redact_url,
 )
@@ -47,6 +48,7 @@ from .session_model import (
     END_KINDS,
     FORMAT_VERSION,
     HEADER_TYPES,
+    REQUEST_TYPES,
     SUPPORTED_VERSIONS,
     Chunk,
     Session,
@@ -76,18 +78,22 @@ _LINE_BREAKERS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"),
 
 # -- writing ---------------------------------------------------------------------------------
 
+def _as_typed(request: dict[str, Any]) -> dict[str, Any]:
+    """A request whose members the reader types (:data:`REQUEST_TYPES`) are of those types: a
+    string member given as another JSON value (a URL as a list) is kept as that value's JSON
+    text, so the session written is one that loads, and nothing received is dropped (redaction
+    has read the value by its shape before)."""
+    for name, (kind, _) in REQUEST_TYPES.items():
+        value = request.get(name)
+        if value is not None and not isinstance(value, kind) and kind is str:
+            request[name] = orjson.dumps(value).decode()
+    return request
+
+
 def redact_header(header: SessionHeader) -> SessionHeader:
     request = header.request
     if request is not None:
-        request = dict(request)
-        if isinstance(request.get("url"), str):
-            request["url"] = redact_url(request["url"])
-        if request.get("headers") is not None:
-            request["headers"] = redact_headers(request["headers"])
-        if "body" in request:
-            request["body"] = redact_body(request["body"])
-        if isinstance(request.get("body_text"), str):
-            request["body_text"] = redact_text(request["body_text"])
+        request = _as_typed(redact_request(request))  # (every member by its shape)
     response_headers = header.response_headers
     if response_headers is not None:
         response_headers = redact_headers(response_headers)
