@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
+import orjson
 import pytest
 from callscope.tui.cli import main
 
@@ -49,3 +50,27 @@ def test_a_keymap_with_an_unknown_binding_id_is_refused(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"callscope: {keymap}: unknown binding id 'callscope.cutt': the ids are in the f1 help, "
         "e.g. 'callscope.cut'\n")
+
+
+@pytest.mark.parametrize("keys", ["", "ctrl+nosuchkey+++", "\x1b[31m", "ctrl+", ",x", "x,,y"])
+def test_a_keymap_binding_what_is_not_a_key_list_is_refused_before_any_screen(
+        tmp_path, capsys, keys):
+    """Found by an audit: these opened the debugger and were saved for the next run."""
+    from callscope.tui import settings
+
+    keymap = tmp_path / "keys.json"
+    keymap.write_text(orjson.dumps({"callscope.cut": keys}).decode())
+    assert main([DEMO, "--keymap", str(keymap)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"callscope: {keymap}: callscope.cut: ") and "not a key list" in err
+    assert "\x1b" not in err and err.count("\n") == 1
+    assert settings.saved_keymap() == {}
+
+
+def test_a_saved_keymap_keeps_only_key_lists(monkeypatch):
+    from callscope.tui import settings
+    from callscope.tui.cli_inputs import saved_keymap
+
+    monkeypatch.setattr(settings, "saved_keymap", lambda: {
+        "callscope.cut": "ctrl+x", "callscope.undo-cut": "", "callscope.help": "f1,question_mark"})
+    assert saved_keymap() == {"callscope.cut": "ctrl+x", "callscope.help": "f1,question_mark"}

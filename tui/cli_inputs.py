@@ -7,6 +7,7 @@ command line prints as one line (exit 2).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,13 +182,26 @@ def load_keymap(path: str | None) -> dict[str, str] | None:
     if unknown:  # (a typo would otherwise leave the key where it was, without a word)
         raise InputError(path, f"unknown binding id {unknown[0]!r}: the ids are in the f1 help, "
                                "e.g. 'callscope.cut'")
+    for binding, keys in value.items():
+        if not _KEYS.fullmatch(keys):
+            raise InputError(path, f"{binding}: {plain(keys)!r} is not a key list: keys as "
+                                   "Textual names them, comma-separated, modifiers joined by + "
+                                   "(e.g. 'ctrl+x' or 'x,ctrl+k')")
     return value
 
 
+_KEYS = re.compile(r"[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*(,[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*)*")
+"""What a keymap may bind: Textual's key names (letters, digits, names like ``question_mark``
+or ``f1``), modifiers joined by ``+``, several keys by ``,``. An empty string, a stray ``+`` or
+an escape sequence would be taken by Textual without a word and saved for the next run."""
+
+
 def saved_keymap() -> dict[str, str] | None:
-    """The keymap saved by an earlier --keymap, its unknown binding ids left out."""
+    """The keymap saved by an earlier --keymap, its unknown binding ids and any keys that are
+    not a key list (:data:`_KEYS`: a settings file edited by hand) left out."""
     from . import settings
     from .commands import BINDINGS
 
     known = {getattr(b, "id", None) for b in BINDINGS}
-    return {k: v for k, v in settings.saved_keymap().items() if k in known} or None
+    return {k: v for k, v in settings.saved_keymap().items()
+            if k in known and isinstance(v, str) and _KEYS.fullmatch(v)} or None
