@@ -88,3 +88,22 @@ async def test_every_column_fits_at_80_columns(tmp_path) -> None:
         await pilot.pause()
         assert "reset @8329" in str(table.get_cell(str(root / "demo.jsonl"), "ending"))
         assert str(table.get_cell(str(deep), "file")).endswith("again.jsonl")
+
+
+def test_names_stay_apart_at_80_columns_and_whole_when_there_is_room() -> None:
+    """Found walking the README: at 80 columns 'bedrock-converse/invalid_json.jsonl' and
+    'bedrock-invoke/...' (and anthropic's no_arguments / truncated_mid_arguments) showed as the
+    same elided name, and at 200 columns names were elided beside 50 empty cells."""
+    from callscope.tui.folder import SHORT_PROTOCOLS, elide, fitted
+
+    narrow = fitted(80)["file"]
+    pairs = [("bedrock-converse/invalid_json.jsonl", "bedrock-invoke/invalid_json.jsonl"),
+             ("anthropic/no_arguments.jsonl", "anthropic/truncated_mid_arguments.jsonl"),
+             ("fixtures/anthropic/a_long_name_of_a_session.jsonl",
+              "fixtures/anthropic/a_long_name_of_another.jsonl")]
+    for a, b in pairs:
+        assert elide(a, narrow) != elide(b, narrow)
+    assert max(len(v) for v in SHORT_PROTOCOLS.values()) <= fitted(80)["protocol"]
+    long = "fixtures/anthropic/parallel_server_tool_use_then_refusal_SYNTHETIC.jsonl"
+    assert elide(long, fitted(200)["file"]) == long
+    assert sum(fitted(200).values()) + 6 + 2 == 200  # (a cell of padding each, the bar)

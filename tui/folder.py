@@ -39,12 +39,19 @@ from .footer import FittingFooter
 SUFFIXES = (".jsonl", ".sse", ".har")
 MAX_LISTED = 5000
 COLUMNS = {"file": 60, "protocol": 19, "bytes": 10, "ending": 40, "executed": 8, "refused": 7}
-NARROW_COLUMNS = {"file": 18, "protocol": 19, "bytes": 5, "ending": 20, "executed": 4,
+NARROW_COLUMNS = {"file": 18, "protocol": 12, "bytes": 5, "ending": 20, "executed": 4,
                   "refused": 3}
 """In a terminal too narrow for :data:`COLUMNS` (under :data:`WIDE` cells): the size in short
 units (``8.1k``), the ending without its byte offset (the size column says it) and the calls
 columns under short labels (:data:`NARROW_LABELS`), so every column fits at 80 cells."""
 NARROW_LABELS = {"bytes": "size", "executed": "exec", "refused": "ref"}
+SHORT_PROTOCOLS = {"openai-responses": "responses", "openai-chat": "chat",
+                   "gemini-interactions": "interactions", "gemini-generate": "generate",
+                   "bedrock-converse": "converse", "bedrock-invoke": "invoke",
+                   "ollama-chat": "ollama"}
+"""The protocol in a narrow list: its name without the vendor (each is still one protocol),
+so the file column gets the seven cells back: at 80 cells two files in sibling folders with
+the same name, elided, looked alike."""
 WIDE = 128
 
 
@@ -61,9 +68,9 @@ def fitted(width: int) -> dict[str, int]:
     room = width - fixed - PADDING * len(columns) - SCROLLBAR
     if is_narrow(width):
         return {**columns, "file": max(columns["file"], room)}
-    room += COLUMNS["ending"]
-    file = max(16, min(COLUMNS["file"], room - COLUMNS["ending"]))
-    return {**COLUMNS, "file": file, "ending": max(24, min(COLUMNS["ending"], room - file))}
+    room += COLUMNS["ending"]  # (the ending takes up to its width first, the file the rest)
+    ending = max(24, min(COLUMNS["ending"], room - 16))
+    return {**COLUMNS, "file": max(16, room - ending), "ending": ending}
 
 
 def elide(name: str, width: int) -> str:
@@ -187,7 +194,8 @@ class FolderScreen(FittedListScreen):
         else:
             ending = safe.content(safe.short(entry.ending, w["ending"]))
         size = short_size(entry.size) if narrow else f"{entry.size:,}"
-        return (Content(name), safe.content(safe.short(entry.protocol, w["protocol"])),
+        protocol = SHORT_PROTOCOLS.get(entry.protocol, entry.protocol) if narrow else entry.protocol
+        return (Content(name), safe.content(safe.short(protocol, w["protocol"])),
                 size.rjust(w["bytes"]), ending,
                 "" if entry.executed is None else str(entry.executed).rjust(w["executed"]),
                 "" if entry.refused is None else str(entry.refused).rjust(w["refused"]))
