@@ -109,3 +109,22 @@ async def test_many_calls_get_a_compact_list_above_their_lanes_and_a_click_selec
         await pilot.click(BuffersPane, offset=(4, top - round(pane.scroll_y) + 3 + 1))  # (+1: the border)
         await pilot.pause()
         assert app.selected == listed[0].calls[3].key
+
+
+def test_every_character_of_an_entry_goes_to_its_step() -> None:
+    """Found walking the README: only the step number was a link; a click on the rest of the
+    entry (the decision, the anomaly's words) did nothing."""
+    from callscope.tui.expert import expert_info
+
+    app = demo_app()
+    content = expert_info(app.timeline, app.recorded_end)
+    text = content.plain
+    links = [(span.start, span.end, span.style) for span in content.spans
+             if "@click" in str(getattr(span.style, "meta", "") or span.style)]
+    start = text.index("REFUSE truncated")
+    line_start, line_end = text.rindex("\n", 0, start) + 1, text.index("\n", start)
+    covering = [(a, b) for a, b, _ in links if a <= line_start and b >= line_end]
+    assert covering, (line_start, line_end, links[:5])
+    anomaly = text.index("missing_terminal end")
+    assert any(a <= text.rindex("\n", 0, anomaly) + 1 and b >= text.index("\n", anomaly)
+               for a, b, _ in links)

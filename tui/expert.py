@@ -32,9 +32,11 @@ EFFECT_STYLE = {Effect.DISPUTES: "bold $text-error", Effect.UNREADABLE: "bold $t
                 Effect.HARMLESS: "$text-muted", Effect.INFO: "$text-warning"}
 
 
-def _jump(text: str, k: int, style: str = "") -> Content:
-    """A link to step ``k`` (the action is built from an integer only, never from stream text)."""
-    return Content.styled(text, style).stylize(Style.from_meta({"@click": f"screen.jump({k})"}))
+def _entry(k: int, pieces: list[Content | str]) -> Content:
+    """One entry's line, all of it a link to step ``k`` (the action is built from an integer
+    only, never from stream text)."""
+    line = Content.assemble(*pieces)
+    return line.stylize(Style.from_meta({"@click": f"screen.jump({k})"}), 0, len(line))
 
 
 def turn_ending(timeline: Timeline, end: StreamEnd | None) -> Ending | None:
@@ -69,12 +71,13 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
     names = {c.key: c.name for c in timeline.view(len(timeline) - 1).calls} if len(timeline) else {}
     for k, d in decided:
         rule = f" [{d.rule}: {RULE_STATEMENTS[d.rule]}]" if d.rule else ""
-        parts += [_jump(f"{k:>8} ", k, "$text-muted"),
-                  Content.styled(d.action.upper(), "bold $text-success" if d.action == "execute"
-                                 else "bold $text-error"),
-                  f" {d.reason or ''} ", safe.content(safe.short(names.get(d.call) or d.call, 40),
-                                                      "bold"),
-                  safe.content(f"{rule} — {safe.short(d.detail, 160)}", "$text-muted"), "\n"]
+        parts += [_entry(k, [
+            Content.styled(f"{k:>8} ", "$text-muted"),
+            Content.styled(d.action.upper(), "bold $text-success" if d.action == "execute"
+                           else "bold $text-error"),
+            f" {d.reason or ''} ", safe.content(safe.short(names.get(d.call) or d.call, 40),
+                                                "bold"),
+            safe.content(f"{rule} — {safe.short(d.detail, 160)}", "$text-muted")]), "\n"]
     if not decided:
         parts.append(Content.styled("none yet: the gate decides at the turn's end\n", "$text-muted"))
 
@@ -89,7 +92,8 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
     parts.append(Content.styled(f"\nStop reasons, terminal signal, provider errors ({len(facts)})\n",
                                 "bold"))
     for k, text in sorted(facts):
-        parts += [_jump(f"{k:>8} ", k, "$text-muted"), safe.content(safe.short(text, 200)), "\n"]
+        parts += [_entry(k, [Content.styled(f"{k:>8} ", "$text-muted"),
+                             safe.content(safe.short(text, 200))]), "\n"]
     if not facts:
         parts.append(Content.styled("none: the provider said nothing of how the turn ended\n",
                                     "$text-muted"))
@@ -114,10 +118,10 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
 
 def _anomaly(k: int, anomaly: Anomaly, *, explain: bool) -> list[Content | str]:
     where = f"#{anomaly.frame}" if anomaly.frame is not None else "end"
-    line: list[Content | str] = [
-        _jump(f"{k:>8} ", k, "$text-muted"), Content.styled(f"{anomaly.code} ", "bold"),
-        Content.styled(f"{where} ", "$text-muted"), safe.content(safe.short(anomaly.message, 160)),
-        "\n"]
+    line: list[Content | str] = [_entry(k, [
+        Content.styled(f"{k:>8} ", "$text-muted"), Content.styled(f"{anomaly.code} ", "bold"),
+        Content.styled(f"{where} ", "$text-muted"),
+        safe.content(safe.short(anomaly.message, 160))]), "\n"]
     if explain:  # (the registry's sentence, once per code)
         line.append(Content.styled(f"{'':9}{anomaly.code.sentence}\n", "italic $text-muted"))
     return line
