@@ -107,3 +107,16 @@ async def test_a_cut_says_how_many_calls_it_refused_in_words():
         said = [str(n.message) for n in app._notifications]
         assert any("; 2 calls refused. u undoes." in m for m in said), said
         assert not any("call(s)" in m for m in said)
+
+
+def test_the_headline_says_the_stop_reason_once():
+    """The ending line names the frame that carried the stop reason when it is not the terminal
+    frame; the headline said it again on the next line (anthropic max_tokens at its end)."""
+    from callscope.tui.panes.decisions import head
+
+    path = ROOT / "sessions/anthropic/max_tokens.jsonl"
+    timeline = _timeline(path)
+    session = open_input(str(path))
+    timeline.end = session.end
+    text = head(timeline.view(len(timeline) - 1), timeline).plain
+    assert text.count("max_tokens") == 1 and "the provider cut its output" in text, text

@@ -107,10 +107,18 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
     if (turn.terminal is not None or decided) and decided < len(view.calls):
         parts += [(f"\nthe gate is deciding: {decided} of {len(view.calls)} calls decided at this "
                    "step", "$text-warning")]
-    if turn.stop is not None:
-        flag = " (cut)" if turn.stop.cut else " (failed)" if turn.stop.failed else ""
-        parts += ["\nstop reason ", safe.content(turn.stop.reason, "bold"), (flag, "$text-error"),
-                  (" at ", "$text-muted"), frame_ref(turn.stop.frame)]
+    stop = turn.stop
+    if stop is not None:
+        flag = " (cut)" if stop.cut else " (failed)" if stop.failed else ""
+        if (said is not None and said.stop_reason == stop.reason
+                and said.stop_frame != said.signal_frame):  # (the ending line names it: once)
+            if flag:
+                parts += [("\nthe provider " + ("cut its output" if stop.cut else
+                                                "says the turn failed"), "$text-error"),
+                          (" (the stop reason above)", "$text-muted")]
+        else:
+            parts += ["\nstop reason ", safe.content(stop.reason, "bold"), (flag, "$text-error"),
+                      (" at ", "$text-muted"), frame_ref(stop.frame)]
     for error in turn.errors[:3]:
         parts += [("\nprovider error ", "bold $text-error"), safe.content(safe.short(error.message))]
     return Content.assemble(*parts)
