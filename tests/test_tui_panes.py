@@ -383,3 +383,27 @@ async def test_the_call_details_wrapped_values_hang_under_their_first_column() -
         rule = next(i for i, row in enumerate(rows) if row.startswith("        rule "))
         assert rows[rule + 1].startswith(" " * 13) and rows[rule + 1][13] != " ", rows
         assert all(len(row) <= app.screen.query_one(CallDetailText).size.width for row in rows)
+
+
+async def test_the_zoomed_decisions_show_the_whole_headline_at_80x24() -> None:
+    """Found walking the README: zoomed at 80x24, the demo's headline stopped before the second
+    call's lenient-harness contrast ('dropped: dry_run'); the summary keeps 60% of the pane
+    beside the others and takes 85% when it has the screen."""
+    from callscope.tui.panes.decisions import DecisionsPane
+
+    app = demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        pane = app.query_one(DecisionsPane)
+        while app.focused_pane() is not pane:
+            await pilot.press("tab")
+        summary = pane.summary_view
+        assert summary.virtual_size.height > summary.size.height  # (beside the others: scrolls)
+        await pilot.press("z")
+        await pilot.pause(0.3)
+        assert app.zoomed is pane
+        assert summary.virtual_size.height <= summary.size.height  # every row on screen
+        await pilot.press("z")
+        await pilot.pause(0.3)
+        assert summary.virtual_size.height > summary.size.height

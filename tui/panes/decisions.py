@@ -225,6 +225,10 @@ class DecisionsPane(Vertical, can_focus=False):
 
     SUMMARY_SHARE = 0.6
     """The summary's largest share of the pane's height (as the CSS max-height says)..."""
+    SUMMARY_SHARE_ZOOMED = 0.85
+    """... or this share when the pane is zoomed (it has the screen: the whole headline shows,
+    with the log's last rows under it; at 80x24 60% cut the demo's headline before its
+    lenient-harness contrast)."""
     SUMMARY_LEAST = 5
     """... or this many rows (its border included) when the share is fewer and the pane has
     room for the log's first rows: at 80x24, under a status line of three rows, 60% was three
@@ -290,7 +294,9 @@ class DecisionsPane(Vertical, can_focus=False):
         barred = max(barred, summary.rows_at(widths[1]))
         self._peaks = (free, barred)
         pane = self.content_region.height
-        cap = max(int(pane * self.SUMMARY_SHARE), min(self.SUMMARY_LEAST, pane - 3))
+        share = (self.SUMMARY_SHARE_ZOOMED if getattr(self.app, "zoomed", None) is self
+                 else self.SUMMARY_SHARE)
+        cap = max(int(pane * share), min(self.SUMMARY_LEAST, pane - 3))
         # A scrollbar coming or going is a layout too: when the tallest summary does not fit
         # its share of the pane, the bar stays (an empty track while the summary is short).
         fits = free + 1 < cap - 1
