@@ -22,7 +22,7 @@ from callscope.tui.screens import describe_step, frame_detail
 from textual.widgets import Static
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
 def _timeline(path: pathlib.Path) -> Timeline:
@@ -31,13 +31,13 @@ def _timeline(path: pathlib.Path) -> Timeline:
     return Timeline.build([(c.t, c.data) for c in session.chunks()], tools=tools)
 
 
-def test_a_frames_effects_name_codes_as_the_registry_does_and_leave_out_empty_fields():
+def test_a_frames_effects_name_codes_as_the_registry_does_and_say_no_value_as_a_dash():
     timeline = _timeline(ROOT / "sessions/demo.jsonl")
     anomaly = next(s for s in timeline.steps
                    if isinstance(s, CallStep) and isinstance(s.event, Anomaly))
     said = describe_step(anomaly).plain
     assert said.startswith("Anomaly code=missing_terminal, message='the stream ended")
-    assert "<Code." not in said and "key=None" not in said
+    assert "<Code." not in said and "key=None" not in said and said.endswith("key=—")
 
 
 def test_a_frame_inside_one_read_says_so_and_one_across_reads_says_where():

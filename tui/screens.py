@@ -86,8 +86,7 @@ def describe_step(step: object) -> Content:
         ev = step.event
         name = type(ev).__name__
         fields = {k: getattr(ev, k) for k in event_fields(ev) if k != "frame"}
-        shown = ", ".join(f"{k}={safe.short(_field(v), 90)}" for k, v in fields.items()
-                          if v is not None)
+        shown = ", ".join(f"{k}={safe.short(_field(v), 90)}" for k, v in fields.items())
         return Content.assemble((name, "bold"), " ", safe.content(shown))
     if isinstance(step, WaitStep):
         return Content.assemble(("wait ", "bold $text-warning"), safe.content(step.call),
@@ -111,7 +110,10 @@ def _chunks(first: int, last: int, inside: list[int]) -> str:
 
 def _field(value: object) -> str:
     """A call event's field as the detail shows it: a code or other enum by its name in the
-    registry (``missing_terminal``), text quoted with its escapes (the exact characters)."""
+    registry (``missing_terminal``), text quoted with its escapes (the exact characters), no
+    value as a dash."""
+    if value is None:
+        return "—"
     return str(value.value) if isinstance(value, Enum) else repr(value)
 
 
