@@ -128,3 +128,43 @@ def test_every_character_of_an_entry_goes_to_its_step() -> None:
     anomaly = text.index("missing_terminal end")
     assert any(a <= text.rindex("\n", 0, anomaly) + 1 and b >= text.index("\n", anomaly)
                for a, b, _ in links)
+
+
+async def test_the_keys_move_between_entries_and_enter_goes_there() -> None:
+    """Found walking the README: the window could not be used from the keyboard at all."""
+    app = demo_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("home", "e")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ExpertScreen) and screen.selected is None
+        steps = screen.entries.steps
+        assert len(steps) == 3  # two decisions, one anomaly
+        await pilot.press("down")
+        assert screen.selected == 0 and "REFUSE" in _selected_line(screen)
+        await pilot.press("down", "down", "down")
+        assert screen.selected == 2 and "missing_terminal" in _selected_line(screen)
+        await pilot.press("up")
+        assert screen.selected == 1
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExpertScreen) and app.cursor == steps[1]
+
+
+def _selected_line(screen: ExpertScreen) -> str:
+    content = screen.content
+    spans = [s for s in content.spans if "reverse" in str(s.style)]
+    assert spans
+    return content.plain[spans[0].start:spans[0].end]
+
+
+async def test_the_arrival_strip_fits_its_row_at_80x24() -> None:
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ExpertScreen)
+        strip = next(line for line in screen.content.plain.splitlines()
+                     if line.startswith("bytes over"))
+        assert strip.endswith("|") and len(strip) <= screen.query_one(Static).size.width

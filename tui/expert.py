@@ -32,11 +32,29 @@ EFFECT_STYLE = {Effect.DISPUTES: "bold $text-error", Effect.UNREADABLE: "bold $t
                 Effect.HARMLESS: "$text-muted", Effect.INFO: "$text-warning"}
 
 
-def _entry(k: int, pieces: list[Content | str]) -> Content:
-    """One entry's line, all of it a link to step ``k`` (the action is built from an integer
-    only, never from stream text)."""
-    line = Content.assemble(*pieces)
-    return line.stylize(Style.from_meta({"@click": f"screen.jump({k})"}), 0, len(line))
+class _Entries:
+    """The entries of one rendering, in order: each a line that is a link to its step (the
+    action is built from an integer only, never from stream text), the selected one shown
+    selected; their steps and where each starts in the text, for the keys that move between
+    them."""
+
+    def __init__(self, selected: int | None) -> None:
+        self.selected = selected
+        self.steps: list[int] = []
+        self.starts: list[int] = []  # (the entry's line number in the text, before wrapping)
+        self._counted, self._lines = 0, 0  # (the parts before counted so far: counted once)
+
+    def line(self, k: int, pieces: list[Content | str], before: list[Content | str]) -> Content:
+        """Entry ``k``'s line, which comes after the parts ``before`` (one growing list)."""
+        for part in before[self._counted:]:
+            self._lines += (part if isinstance(part, str) else part.plain).count("\n")
+        self._counted = len(before)
+        self.starts.append(self._lines)
+        line = Content.assemble(*pieces)
+        if len(self.steps) == self.selected:
+            line = line.stylize("reverse", 0, len(line))
+        self.steps.append(k)
+        return line.stylize(Style.from_meta({"@click": f"screen.jump({k})"}), 0, len(line))
 
 
 def turn_ending(timeline: Timeline, end: StreamEnd | None) -> Ending | None:
@@ -54,12 +72,20 @@ def turn_ending(timeline: Timeline, end: StreamEnd | None) -> Ending | None:
 
 
 def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
+    return expert_view(timeline, end)[0]
+
+
+def expert_view(timeline: Timeline, end: StreamEnd | None, selected: int | None = None,
+                strip: int = 60) -> tuple[Content, _Entries]:
+    """Expert info with entry ``selected`` (its place among the entries) shown selected, and
+    the entries; ``strip``: the cells of the arrival strip."""
+    entries = _Entries(selected)
     parts: list[Content | str] = []
     said = turn_ending(timeline, end)
     parts += [Content.styled("Ending\n", "bold"),
               safe.content(said.line() if said else "the stream is still arriving"), "\n\n"]
 
-    timing = timing_lines(timeline)
+    timing = timing_lines(timeline, strip)
     if timing:
         parts += [Content.styled("Timing\n", "bold"),
                   *[piece for line in timing for piece in (safe.content(line), "\n")], "\n"]
@@ -71,13 +97,13 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
     names = {c.key: c.name for c in timeline.view(len(timeline) - 1).calls} if len(timeline) else {}
     for k, d in decided:
         rule = f" [{d.rule}: {RULE_STATEMENTS[d.rule]}]" if d.rule else ""
-        parts += [_entry(k, [
+        parts += [entries.line(k, [
             Content.styled(f"{k:>8} ", "$text-muted"),
             Content.styled(d.action.upper(), "bold $text-success" if d.action == "execute"
                            else "bold $text-error"),
             f" {d.reason or ''} ", safe.content(safe.short(names.get(d.call) or d.call, 40),
                                                 "bold"),
-            safe.content(f"{rule} — {safe.short(d.detail, 160)}", "$text-muted")]), "\n"]
+            safe.content(f"{rule} — {safe.short(d.detail, 160)}", "$text-muted")], parts), "\n"]
     if not decided:
         parts.append(Content.styled("none yet: the gate decides at the turn's end\n", "$text-muted"))
 
@@ -92,8 +118,8 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
     parts.append(Content.styled(f"\nStop reasons, terminal signal, provider errors ({len(facts)})\n",
                                 "bold"))
     for k, text in sorted(facts):
-        parts += [_entry(k, [Content.styled(f"{k:>8} ", "$text-muted"),
-                             safe.content(safe.short(text, 200))]), "\n"]
+        parts += [entries.line(k, [Content.styled(f"{k:>8} ", "$text-muted"),
+                             safe.content(safe.short(text, 200))], parts), "\n"]
     if not facts:
         parts.append(Content.styled("none: the provider said nothing of how the turn ended\n",
                                     "$text-muted"))
@@ -111,33 +137,65 @@ def expert_info(timeline: Timeline, end: StreamEnd | None) -> Content:
         parts.append(Content.styled(f"  {effect} ({counts[effect]})\n", EFFECT_STYLE[effect]))
         seen: set[Code] = set()
         for k, anomaly in group:
-            parts += _anomaly(k, anomaly, explain=anomaly.code not in seen)
+            parts += _anomaly(entries, k, anomaly, explain=anomaly.code not in seen, before=parts)
             seen.add(anomaly.code)
-    return Content.assemble(*parts)
+    return Content.assemble(*parts), entries
 
 
-def _anomaly(k: int, anomaly: Anomaly, *, explain: bool) -> list[Content | str]:
+def _anomaly(entries: _Entries, k: int, anomaly: Anomaly, *, explain: bool,
+             before: list[Content | str]) -> list[Content | str]:
     where = f"#{anomaly.frame}" if anomaly.frame is not None else "end"
-    line: list[Content | str] = [_entry(k, [
+    line: list[Content | str] = [entries.line(k, [
         Content.styled(f"{k:>8} ", "$text-muted"), Content.styled(f"{anomaly.code} ", "bold"),
         Content.styled(f"{where} ", "$text-muted"),
-        safe.content(safe.short(anomaly.message, 160))]), "\n"]
+        safe.content(safe.short(anomaly.message, 160))], before), "\n"]
     if explain:  # (the registry's sentence, once per code)
         line.append(Content.styled(f"{'':9}{anomaly.code.sentence}\n", "italic $text-muted"))
     return line
 
 
 class ExpertScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,e,q", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,e,q", "dismiss", "Close"),
+                Binding("down,j", "select(1)", "Next entry", priority=True),
+                Binding("up,k", "select(-1)", "Previous entry", priority=True),
+                Binding("enter", "go", "Go to the entry", priority=True)]
 
     def __init__(self, timeline: Timeline, end: StreamEnd | None) -> None:
         super().__init__()
         self.timeline, self.end = timeline, end
+        self.selected: int | None = None
+
+    def _view(self) -> None:
+        # The strip and its label on one row of the window (at 80 columns 60 cells wrapped it).
+        strip = max(16, min(60, self.app.size.width - 34))
+        self.content, self.entries = expert_view(self.timeline, self.end, self.selected, strip)
 
     def compose(self) -> ComposeResult:
+        self._view()
         with VerticalScroll(id="expert", classes="modal-body") as body:
-            body.border_title = "expert info — the whole turn (click an entry to go there)"
-            yield Static(expert_info(self.timeline, self.end))
+            body.border_title = ("expert info — the whole turn (up/down or a click selects an "
+                                 "entry, enter goes there)")
+            yield Static(self.content)
+
+    def action_select(self, by: int) -> None:
+        """Select the next (previous) entry, shown selected and scrolled into view."""
+        count = len(self.entries.steps)
+        if not count:
+            return
+        at = (0 if by > 0 else count - 1) if self.selected is None else (
+            max(0, min(count - 1, self.selected + by)))
+        self.selected = at
+        self._view()
+        self.query_one(Static).update(self.content)
+        body = self.query_one(VerticalScroll)
+        lines = max(1, self.content.plain.count("\n") + 1)
+        row = self.entries.starts[at] * body.virtual_size.height // lines  # (wrapping: roughly)
+        if not body.scroll_y <= row < body.scroll_y + body.size.height - 1:
+            body.scroll_to(y=max(0, row - body.size.height // 3), animate=False)
+
+    def action_go(self) -> None:
+        if self.selected is not None:
+            self.action_jump(self.entries.steps[self.selected])
 
     def action_jump(self, k: int) -> None:
         self.dismiss()
