@@ -207,6 +207,9 @@ def _read_chunks(path: str, offset: int, header_line: int, limit: int) -> Iterat
                 raise
             record = _common_chunk(obj) or _record(path, obj, line)
             if isinstance(record, StreamEnd):
+                if record.at is not None and record.at < last_t:  # (time runs one way)
+                    raise InputError(path, f"end time {record.at} is earlier than the last "
+                                     f"chunk's {last_t}", line=line)
                 ended = True
                 continue
             if record.t < last_t:

@@ -84,7 +84,8 @@ def test_any_bytes_round_trip_exactly(steps, end):
         back = list(loaded.chunks())
         assert [c.data for c in back] == [c.data for c in chunks]
         assert [c.t for c in back] == [round(c.t, 6) for c in chunks]
-        expected_at = None if end.at is None else round(end.at, 6)
+        last = round(chunks[-1].t, 6) if chunks else 0.0  # (an end is never before a read)
+        expected_at = None if end.at is None else max(round(end.at, 6), last)
         assert loaded.end == StreamEnd(end.kind, end.status, end.body, end.detail, expected_at)
         # One record per line for any line splitter, U+2028 and NEL included.
         with open(path, encoding="utf-8") as f:
@@ -646,3 +647,16 @@ def test_a_request_member_of_the_wrong_type_is_refused_with_its_line(tmp_path, m
     with pytest.raises(InputError, match=rf"header member 'request\.{member}' should be") as err:
         open_session(str(path))
     assert err.value.line == 1
+
+
+def test_an_end_before_the_last_chunk_is_refused_and_never_written(tmp_path):
+    """Chunk times going backwards were refused with their line, an end line's were not."""
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"callscope":"session","version":1}\n{"t":2.0,"text":"data: x\\n\\n"}\n'
+                    '{"end":"clean","t":1.0}\n')
+    with pytest.raises(InputError, match="end time 1.0 is earlier than the last chunk's 2.0") as err:
+        list(open_session(str(path)).chunks())
+    assert err.value.line == 3
+    written = tmp_path / "w.jsonl"
+    save_session(str(written), SessionHeader(), [Chunk(2.0, b"data: x\n\n")], StreamEnd("clean", at=1.0))
+    assert open_session(str(written)).end.at == 2.0  # (put at the last read)
