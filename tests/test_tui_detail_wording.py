@@ -120,3 +120,34 @@ def test_the_headline_says_the_stop_reason_once():
     timeline.end = session.end
     text = head(timeline.view(len(timeline) - 1), timeline).plain
     assert text.count("max_tokens") == 1 and "the provider cut its output" in text, text
+
+
+def test_the_markdown_log_says_a_refusal_had_no_signal_as_the_app_does():
+    from callscope.tui.exports import decision_log, log_markdown
+
+    timeline = _timeline(ROOT / "sessions/demo.jsonl")
+    md = log_markdown(decision_log(timeline, "demo"))
+    refusals = [line for line in md.splitlines() if "| refuse |" in line]
+    assert len(refusals) == 2 and all("| none |" in line for line in refusals)
+
+
+async def test_undo_says_what_it_did():
+    from callscope.tui.app import CallscopeApp
+
+    session = open_input(str(ROOT / "sessions/demo_complete.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="complete",
+                       tools=ToolSet(list(session.header.tools or [])))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        app._cut(3000)
+        app._cut(2000)
+        await pilot.pause()
+        await pilot.press("u")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any(m == "Cut undone: the stream ends at byte 3000 again (1 more cut to undo)."
+                   for m in said), said
+        await pilot.press("u")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert "Cut undone: the whole stream again." in said

@@ -142,6 +142,10 @@ class RebuildActions(AppMixin):
         self.timeline, self.since = timeline, None
         self._load(cursor=0)
         self.cursor = cursor
+        self.notify("Cut undone: " + (f"the stream ends at byte {timeline.cut} again"
+                                       if timeline.cut is not None else "the whole stream again")
+                    + (f" ({len(self.undo)} more cut{'s' * (len(self.undo) != 1)} to undo)."
+                       if self.undo else "."), timeout=3)
 
     def action_cycle_chunking(self) -> None:
         if self.follower.streaming or self.building:

@@ -94,8 +94,9 @@ def log_markdown(log: dict[str, Any]) -> str:
     ]
     for r in log["log"]:
         detail = r.get("detail") or (f"draft {r['draft']}" if "draft" in r else "")
+        signal = _cell(r.get("signal")) or ("none" if r["action"] != "wait" else "")  # (as shown)
         lines.append(f"| {r['step']} | {_cell(r['call'])} | {r['action']} | {_cell(r['reason'])} | "
-                     f"{_cell(r.get('rule'))} | {_frame(r['frame'])} | {_cell(r.get('signal'))} | "
+                     f"{_cell(r.get('rule'))} | {_frame(r['frame'])} | {signal} | "
                      f"{_cell(detail)} | {_lenient(r)} |")
     for call in turn["calls"]:
         text = call["arguments"]
