@@ -65,7 +65,8 @@ async def test_a_rebuild_indexes_only_its_first_screenful_in_the_key(monkeypatch
 # -- a key's paints ------------------------------------------------------------------------------
 
 
-async def _decision_paints(move: str, monkeypatch) -> tuple[list[int], list[int], dict]:
+async def _decision_paints(move: str, monkeypatch, at: float = 0.5) -> tuple[
+        list[int], list[int], dict]:
     """Per decisions view (summary, log): how many paints drew it after ``move`` (``c`` at the
     last step, or ``x`` halfway), its sizes after, and its rows as last
     painted next to its rows drawn afresh once settled."""
@@ -95,7 +96,7 @@ async def _decision_paints(move: str, monkeypatch) -> tuple[list[int], list[int]
     monkeypatch.setattr(RowsView, "render_lines", recorded)
     app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p")
     async with app.run_test(size=(160, 45)) as pilot:
-        app.action_goto_step(len(app.timeline) - 1 if move == "c" else len(app.timeline) // 2)
+        app.action_goto_step(len(app.timeline) - 1 if move == "c" else int(len(app.timeline) * at))
         await _calm(pilot, paints)
         pane = app.query_one(DecisionsPane)
         views = (pane.summary_view, pane.log_view)
@@ -137,7 +138,7 @@ async def test_a_rechunk_paints_its_resized_decision_views_once_with_their_rows(
 async def test_a_cut_paints_its_resized_decision_views_with_their_rows(monkeypatch):
     # (a cut's refreshes reach the screen over two of its updates, each a layout and a paint
     # of the views: one paint of them is the rechunk's test)
-    counts, _, rows = await _decision_paints("x", monkeypatch)
+    counts, _, rows = await _decision_paints("x", monkeypatch, 0.3)  # (a cut that resizes them)
     assert all(counts)
     for last, afresh in rows.values():
         assert last == afresh
