@@ -151,3 +151,20 @@ async def test_undo_says_what_it_did():
         await pilot.pause()
         said = [str(n.message) for n in app._notifications]
         assert "Cut undone: the whole stream again." in said
+
+
+async def test_the_cut_prompt_suggests_the_cursors_offset():
+    from callscope.tui.app import CallscopeApp
+    from textual.widgets import Input
+
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.action_goto_step(40)
+        await pilot.pause()
+        here = app.timeline.view(app.cursor).received
+        await pilot.press("X")
+        await pilot.pause()
+        field = app.screen.query_one(Input)
+        assert field.placeholder == str(here) and here not in (0, 1024)
+        assert f"of {app.timeline.total_bytes}" in str(app.screen.query_one(Static).render())

@@ -46,8 +46,10 @@ class RebuildActions(AppMixin):
         self._cut(view.received if on_read or view.frame is None else view.frame.end)
 
     def action_cut_prompt(self) -> None:
-        self.push_screen(PromptScreen("cut at byte offset", "1024",
-                                      "the stream ends after this many bytes (u undoes)"),
+        here = self.timeline.view(self.cursor).received  # (the bytes read at the cursor)
+        self.push_screen(PromptScreen("cut at byte offset", str(here or 1024),
+                                      f"the stream ends after this many bytes, of "
+                                      f"{self.timeline.total_bytes} (u undoes)"),
                          lambda text: self._cut_text(text))
 
     def _cut_text(self, text: str | None) -> None:
