@@ -15,6 +15,7 @@ from callscope.core.lanes import CallView
 from callscope.core.session import open_input
 from callscope.core.timeline import Timeline
 from callscope.core.tools import ToolSet
+from callscope.tui.app import CallscopeApp
 from callscope.tui.call_detail import call_detail
 from callscope.tui.folder import FolderApp
 from callscope.tui.panes.frame_row import carries
@@ -29,6 +30,13 @@ def _timeline(path: pathlib.Path) -> Timeline:
     session = open_input(str(path))
     tools = ToolSet(list(getattr(session.header, "tools", None) or []))
     return Timeline.build([(c.t, c.data) for c in session.chunks()], tools=tools)
+
+
+def _complete_app() -> CallscopeApp:
+    """The debugger on the demo whose two calls execute (its tools known)."""
+    session = open_input(str(ROOT / "sessions/demo_complete.jsonl"))
+    return CallscopeApp([(c.t, c.data) for c in session.chunks()], source="complete",
+                        tools=ToolSet(list(session.header.tools or [])))
 
 
 def test_a_frames_effects_name_codes_as_the_registry_does_and_say_no_value_as_a_dash():
@@ -95,11 +103,7 @@ async def test_a_folder_offers_escape_only_once_a_session_is_open(tmp_path):
 
 
 async def test_a_cut_says_how_many_calls_it_refused_in_words():
-    from callscope.tui.app import CallscopeApp
-
-    session = open_input(str(ROOT / "sessions/demo_complete.jsonl"))
-    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="complete",
-                       tools=ToolSet(list(session.header.tools or [])))
+    app = _complete_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         app._cut(app.timeline.total_bytes - 1)
@@ -132,11 +136,7 @@ def test_the_markdown_log_says_a_refusal_had_no_signal_as_the_app_does():
 
 
 async def test_undo_says_what_it_did():
-    from callscope.tui.app import CallscopeApp
-
-    session = open_input(str(ROOT / "sessions/demo_complete.jsonl"))
-    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="complete",
-                       tools=ToolSet(list(session.header.tools or [])))
+    app = _complete_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         app._cut(3000)
