@@ -52,6 +52,12 @@ class Ending:
         when = f", t+{self.t:.3f}s" if self.t is not None else ""
         return f"{_HOW.get(self.transport, self.transport)} at byte {self.bytes}{when}"
 
+    @property
+    def says_stop(self) -> bool:
+        """Whether :meth:`line` names the stop reason: when a frame before the terminal one
+        carried it (the terminal frame's is the signal's)."""
+        return self.stop_reason is not None and self.stop_frame != self.signal_frame
+
     def line(self) -> str:
         """The ending in one line."""
         extra = f" ({plain(self.detail)[:120]})" if self.detail else ""
@@ -60,8 +66,8 @@ class Ending:
             parts.append(f"terminal signal {plain(self.signal)[:60]} at #{self.signal_frame}")
         else:
             parts.append(f"no terminal signal: {self.absent}")
-        if self.stop_reason is not None and self.stop_frame != self.signal_frame:
-            parts.append(f"stop reason {plain(self.stop_reason)[:60]} at #{self.stop_frame}")
+        if self.says_stop:
+            parts.append(f"stop reason {plain(self.stop_reason or '')[:60]} at #{self.stop_frame}")
         return "; ".join(parts)
 
     def short(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from ..core.errors import CallscopeError, InputError
+from ..core.errors import CallscopeError
 from ..core.inert import json_safe, plain
 from ..core.replay import Chunking
 from ..core.tools import ToolSet
@@ -159,13 +159,8 @@ def cmd_import(args: Args, out: TextIO) -> int:
         header = _with(header, provenance=args.provenance)
     if args.protocol:
         header = _with(header, protocol=args.protocol)
-    if args.tools:  # checked now (a session must not carry definitions no replay can load)
-        definitions = load_tools(args.tools) or []
-        try:
-            ToolSet(definitions)
-        except CallscopeError as exc:
-            raise InputError(args.tools, f"tool definitions: {exc}") from None
-        header = _with(header, tools=definitions)
+    if args.tools:  # (load_tools checks them: a session never carries what replay refuses)
+        header = _with(header, tools=load_tools(args.tools) or [])
     else:  # the input's own definitions, checked as replay will check them
         toolset_for(loaded, None)
     save_session(args.output, header, loaded.session.chunks(), loaded.session.end)

@@ -31,7 +31,7 @@ from ..core.session_model import Session
 from ..core.timeline import Timeline
 from ..core.tools import ToolSet
 from . import safe
-from .cli_inputs import LoadedInput
+from .cli_inputs import LoadedInput, toolset_for
 from .commands import list_key
 from .fitted_list import PADDING, SCROLLBAR, Cells, FittedListScreen, ListingApp
 from .footer import FittingFooter
@@ -120,7 +120,7 @@ def _load(path: str, override: ToolSet | None, limits: Limits) -> tuple[
     refuses it), the protocol its header names, the tools it is checked against."""
     loaded = LoadedInput(path)
     chunks = loaded.held(limits.max_session_bytes, note=False)  # (its ending is in its row)
-    tools = override if override is not None else ToolSet(loaded.tool_definitions)
+    tools = override if override is not None else toolset_for(loaded, None)
     return chunks, loaded.protocol, tools, loaded.session
 
 

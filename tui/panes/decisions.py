@@ -110,8 +110,8 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
     stop = turn.stop
     if stop is not None:
         flag = " (cut)" if stop.cut else " (failed)" if stop.failed else ""
-        if (said is not None and said.stop_reason == stop.reason
-                and said.stop_frame != said.signal_frame):  # (the ending line names it: once)
+        if said is not None and said.says_stop and said.stop_reason == stop.reason:
+            # (the ending line above names it: said once)
             if flag:
                 parts += [("\nthe provider " + ("cut its output" if stop.cut else
                                                 "says the turn failed"), "$text-error"),
