@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from .aws_eventstream import EventStreamDecoder
 from .errors import DecoderClosed
 from .frame import Frame
 from .limits import DEFAULT_LIMITS
@@ -54,9 +53,15 @@ class Decoder(Protocol):
         ...
 
 
+def _eventstream_decoder(max_block_bytes: int) -> Decoder:
+    from .aws_eventstream import EventStreamDecoder  # (only Bedrock's binary framing loads it)
+
+    return EventStreamDecoder(max_block_bytes)
+
+
 FRAMINGS: dict[str, Callable[[int], Decoder]] = {
     "sse": SSEDecoder,
-    "aws-eventstream": EventStreamDecoder,
+    "aws-eventstream": _eventstream_decoder,
     "ndjson": NDJSONDecoder,
 }
 """Framing name -> a decoder factory taking the block size limit (:mod:`.limits`)."""

@@ -20,7 +20,6 @@ from typing import Any
 
 import orjson
 
-from .aws_eventstream import PRELUDE, EventStreamDecoder
 from .errors import InputError
 from .framing import decode_all
 from .framing import sniff as sniff_framing
@@ -174,6 +173,8 @@ def not_sse(head: bytes) -> tuple[int, str] | None:
 def _not_eventstream(head: bytes) -> str | None:
     """Why bytes with a zero byte first are not an AWS event stream (its first prelude, whole
     and checked); None when they are, or when they end inside that prelude (a cut)."""
+    from .aws_eventstream import PRELUDE, EventStreamDecoder  # (SSE inputs need not load it)
+
     if len(head) < PRELUDE:
         return None
     frames = EventStreamDecoder().feed(head[:PRELUDE])

@@ -20,7 +20,8 @@ import sys
 from callscope.tui.cli import main
 code = main(sys.argv[1:])
 print()
-print(code, *sorted(m for m in ("random", "shutil", "textual", "jsonschema") if m in sys.modules))
+print(code, *sorted(m for m in ("random", "shutil", "textual", "jsonschema", "_hashlib",
+                                 "callscope.core.aws_eventstream") if m in sys.modules))
 """
 
 
@@ -32,13 +33,20 @@ def loaded_by(*args: str) -> list[str]:
 
 STREAM = str(ROOT / "tests/adversarial/a_splice.sse")
 SESSION = str(ROOT / "sessions/openai-chat/single_call.jsonl")
+RESPONSES = str(ROOT / "sessions/openai-responses/single_call.jsonl")
 
 
 @pytest.mark.parametrize("args", [
     ("replay", STREAM, "--summary"), ("replay", SESSION, "--summary"), ("replay", SESSION, "--json"),
-    ("replay", STREAM, "--json", "--summary")])
-def test_a_recorded_replay_imports_no_random_shutil_textual_or_jsonschema(args) -> None:
+    ("replay", STREAM, "--json", "--summary"), ("replay", RESPONSES, "--summary")])
+def test_a_recorded_replay_imports_no_random_shutil_textual_jsonschema_openssl_or_eventstream(
+        args) -> None:
     assert loaded_by(*args) == ["0"]
+
+
+def test_a_bedrock_stream_loads_the_event_stream_decoder_when_it_reads_one() -> None:
+    bedrock = str(ROOT / "sessions/bedrock-converse/single_call.jsonl")
+    assert loaded_by("replay", bedrock, "--summary") == ["0", "callscope.core.aws_eventstream"]
 
 
 def test_a_random_chunking_imports_random_when_it_draws() -> None:

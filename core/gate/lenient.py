@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import jiter
 import orjson
 
 from ..call_buffer import CallBuffer
@@ -62,6 +61,8 @@ def lenient_verdict(call: CallBuffer, max_depth: int, strict: Any = _UNREAD) -> 
         return Lenient("execute", orjson.loads(text) if text.strip() else {}, "parsed")
     except orjson.JSONDecodeError:
         pass
+    import jiter  # (only a refused call that does not parse is salvaged: start-up need not load it)
+
     try:
         salvaged = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode=True)
         how = "salvaged"
