@@ -58,11 +58,13 @@ async def test_the_ending_shows_unscrolled_at_80x24(name: str, where: str) -> No
     from callscope.tui.panes.decisions import DecisionsPane
 
     loaded = LoadedInput(str(ROOT / name))
-    source = "/a/longer/path/to/the/recordings/" + name  # (the status line's third row)
+    source = "/a/longer/path/to/the/recordings/" + name
     app = CallscopeApp(loaded.held(10**8), source=source, protocol=protocol_for(loaded, None),
                        tools=toolset_for(loaded, None), end=loaded.session.end)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("end")
+        app._search("no such text, long enough to fill a row")  # (the status line's third row)
+        await pilot.pause()
         await pilot.pause()
         summary = app.query_one(DecisionsPane).summary_view
         assert summary.scroll_y == 0

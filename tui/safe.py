@@ -71,10 +71,20 @@ def elide_middle(text: str, width: int) -> str:
     """``text`` (escaped: :func:`plain`) in at most ``width`` cells: whole, or its start and
     its end with ``…`` between (an id's prefix and its last characters both show)."""
     shown = plain(text)
-    if cell_len(shown) <= width:
+    span = middle_span(shown, width)
+    if span is None:
         return shown
+    head, tail = span
+    return shown[:head] + "…" + shown[tail:] if width >= 1 else ""
+
+
+def middle_span(shown: str, width: int) -> tuple[int, int] | None:
+    """What :func:`elide_middle` leaves out of ``shown`` (already escaped) to fit ``width``
+    cells with ``…`` in its place: the span ``[head, tail)``, or None when it fits whole."""
+    if cell_len(shown) <= width:
+        return None
     if width <= 1:
-        return "…"[:max(width, 0)]
+        return 0, len(shown)
     room = width - 1
     head, used = 0, 0
     while head < len(shown) and used + get_character_cell_size(shown[head]) <= (room + 1) // 2:
@@ -84,4 +94,4 @@ def elide_middle(text: str, width: int) -> str:
     while tail > head and get_character_cell_size(shown[tail - 1]) <= left:
         left -= get_character_cell_size(shown[tail - 1])
         tail -= 1
-    return shown[:head] + "…" + shown[tail:]
+    return head, tail

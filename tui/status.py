@@ -23,8 +23,9 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     tl, live = app.timeline, app.follower.status()
     if not len(tl):
         what = "waiting for the first bytes…" if not tl.closed else "empty stream: no bytes"
-        return Content.assemble(("callscope ", "bold $text-primary"), f"{what}  ",
-                                safe.content(safe.short(app.source, 60), "$text-muted"), *live)
+        return Content.assemble(("callscope ", "bold $text-primary"), what, *live, "  ",
+                                safe.content(safe.elide_middle(app.source, SOURCE_CELLS),
+                                             "$text-muted"))
     indexer = app.indexer
     if indexer is not None and not indexer.done:  # the recording's first steps, the rest coming
         live = [(f"  indexing {indexer.fraction():.0%} of {indexer.total:,} B…", "bold $text-warning")]
@@ -54,7 +55,9 @@ def status_line(app: CallscopeApp, view: View) -> Content:
                   safe.content(safe.short(app.search_text, 40)), f" ({_match_count(app, view)})"]
         if (searched := app.search_progress()) is not None:  # (a long search, in slices)
             parts.append((f"  searching {searched:.0%}…", "bold $text-warning"))
-    source: list[safe.Part] = ["  ", safe.content(safe.short(app.source, 60), "$text-muted")]
+    # The source is the line's last item (:func:`fit_items` narrows it to the room left).
+    source: list[safe.Part] = ["  ", safe.content(safe.elide_middle(app.source, SOURCE_CELLS),
+                                                  "$text-muted")]
     if inline:
         parts += source
     if app.note:
@@ -64,6 +67,10 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     return Content.assemble(*parts)
 
 
+SOURCE_CELLS = 100
+"""The most of the source (a file's path, a live target) the line shows, elided in the middle."""
+SOURCE_MIN = 20
+"""The narrowest the source is elided to, to stay on the row before it rather than start one."""
 MAX_ROWS = 3
 """Rows the status line may take in a narrow terminal (it wraps between items, never inside
 one, and never cut)."""
@@ -75,9 +82,12 @@ def fit_items(line: Content, width: int) -> Content:
     """``line`` broken into rows of ``width`` cells between its items (at a gap of two spaces
     or more), so an item (``❚❚ 1×``, ``frame #20 of 21``) stays whole on one row: Textual
     wraps at any space, and split the play state from its speed. An item wider than a row is
-    left to wrap at words."""
+    left to wrap at words. The line's last item, the source, is elided in the middle to the
+    room left on its row (:data:`SOURCE_MIN` cells at least) rather than start a row of its
+    own: a search or a break point made the line a row taller, which lays out every pane."""
     rows: list[Content] = []
-    for part in line.split("\n", allow_blank=True):
+    parts = line.split("\n", allow_blank=True)
+    for number, part in enumerate(parts):
         plain = part.plain
         items, start = [], 0
         for gap in GAP.finditer(plain):
@@ -86,9 +96,15 @@ def fit_items(line: Content, width: int) -> Content:
             start = gap.end()
         if start < len(plain):
             items.append((start, len(plain)))
+        last = len(items) - 1 if number == len(parts) - 1 else -1
         first, end = 0, None
-        for a, b in items:
+        for n, (a, b) in enumerate(items):
             if end is not None and cell_len(plain[first:b]) > width:
+                room = width - cell_len(plain[first:a])
+                if n == last and room >= SOURCE_MIN and cell_len(plain[first:end]) <= width:
+                    head, tail = safe.middle_span(plain[a:b], room) or (b - a, b - a)
+                    part = part[:a + head] + Content("…") + part[a + tail:]
+                    break
                 rows.append(part[first:end])
                 first = a
             end = b

@@ -1,0 +1,56 @@
+"""The status line's source (the file's path) is its last item, narrowed to the room left on
+its row: a search or a break point no longer pushes it onto a row of its own, which made the
+line a row taller and laid out every pane, and a long path keeps its file name."""
+
+from __future__ import annotations
+
+import pathlib
+
+from callscope.core.session import open_input
+from callscope.tui.app import CallscopeApp
+from callscope.tui.status import SOURCE_MIN, fit_items
+from textual.content import Content
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LONG = "/tmp/callscope-bench/a-long-directory-name/session-4000000-6d517e43bbfe.jsonl"
+
+
+def app_with(source: str) -> CallscopeApp:
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    return CallscopeApp([(c.t, c.data) for c in session.chunks()], source=source)
+
+
+def rows_of(app: CallscopeApp) -> list[str]:
+    status = app.query_one("#status")
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()][
+        :status.outer_size.height]
+
+
+async def test_a_search_keeps_the_status_line_one_row_and_the_file_name_shown() -> None:
+    app = app_with(LONG)
+    async with app.run_test(size=(180, 40)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.query_one("#status").outer_size.height == 1
+        app._search("edit_file")
+        await pilot.pause()
+        await pilot.pause()
+        rows = rows_of(app)
+        assert len(rows) == 1, rows
+        assert "search edit_file" in rows[0] and rows[0].endswith("bbfe.jsonl"), rows
+        assert "…" in rows[0] and len(rows[0]) <= 180
+
+
+async def test_a_long_path_keeps_its_file_name() -> None:
+    app = app_with("/" + "very-long-directory/" * 8 + "the-session.jsonl")
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        assert rows_of(app)[0].endswith("the-session.jsonl")
+
+
+def test_the_source_starts_a_row_when_less_than_its_minimum_is_left() -> None:
+    assert 80 - 52 >= SOURCE_MIN
+    fitted = fit_items(Content("x" * 50 + "  " + "y" * 30 + "z" * 30), 80).plain
+    assert "\n" not in fitted and len(fitted) == 80 and fitted.endswith("z") and "…" in fitted
+    narrow = fit_items(Content("x" * 70 + "  " + "y" * 60), 80).plain  # (8 cells: a row of its own)
+    assert narrow == "x" * 70 + "\n" + "y" * 60
