@@ -19,8 +19,6 @@ COLUMN = "#left"
 """The column that holds the frame list and its detail: widened or narrowed with them."""
 CONTAINER = "#panes"
 """The panes' container (side by side, or a grid in a narrow terminal)."""
-HIDDEN_IN_ZOOM = "#status"
-"""What a zoom hides besides the other panes (the footer stays: its keys still apply)."""
 MIN_FR, MAX_FR = 1, 6
 
 
@@ -54,7 +52,8 @@ class PaneActions(AppMixin):
                 self._unzoom()
                 self._zoom(self.focused_pane())
 
-    # A zoom shows the focused pane alone, over the screen but the footer, by hiding everything
+    # A zoom shows the focused pane alone, between the status line (where the cursor is: the
+    # arrows still move it) and the footer (its keys still apply), by hiding everything
     # beside it (``display``, set inline on a few widgets, in one batch), not with Textual's
     # maximize: a maximize changes a class of the screen, which restyles all ~90 widgets of it
     # (the stylesheet applied again) before the layout; hidden widgets need only the layout.
@@ -74,7 +73,7 @@ class PaneActions(AppMixin):
 
     def _zoom(self, pane: Widget) -> None:
         container = self.query_one(CONTAINER)
-        hidden: list[Widget] = list(self.query(HIDDEN_IN_ZOOM))
+        hidden: list[Widget] = []
         node: Widget = pane
         while node is not container and isinstance(node.parent, Widget):
             hidden += [w for w in node.parent.children if w is not node and w.display]
