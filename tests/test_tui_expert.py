@@ -6,7 +6,7 @@ import pathlib
 
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
-from callscope.tui.expert import ExpertScreen
+from callscope.tui.expert import ExpertScreen, expert_info
 from callscope.tui.request_view import RequestScreen
 from textual.widgets import Static
 
@@ -114,8 +114,6 @@ async def test_many_calls_get_a_compact_list_above_their_lanes_and_a_click_selec
 def test_every_character_of_an_entry_goes_to_its_step() -> None:
     """Found walking the README: only the step number was a link; a click on the rest of the
     entry (the decision, the anomaly's words) did nothing."""
-    from callscope.tui.expert import expert_info
-
     app = demo_app()
     content = expert_info(app.timeline, app.recorded_end)
     text = content.plain
@@ -168,3 +166,12 @@ async def test_the_arrival_strip_fits_its_row_at_80x24() -> None:
         strip = next(line for line in screen.content.plain.splitlines()
                      if line.startswith("bytes over"))
         assert strip.endswith("|") and len(strip) <= screen.query_one(Static).size.width
+
+
+def test_a_decisions_detail_that_repeats_its_rules_statement_is_said_once() -> None:
+    """The demo's refusals read "[no-terminal: The provider's terminal signal never came.] —
+    the terminal signal never came": the detail adds nothing to the statement."""
+    app = demo_app()
+    text = expert_info(app.timeline, app.recorded_end).plain
+    assert "[no-terminal: The provider's terminal signal never came.]" in text
+    assert "never came.] — the terminal signal never came" not in text

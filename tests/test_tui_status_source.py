@@ -8,7 +8,7 @@ import pathlib
 
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
-from callscope.tui.status import SOURCE_MIN, fit_items
+from callscope.tui.status import SOURCE_MIN, fit_items, status_rows
 from textual.content import Content
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -54,3 +54,20 @@ def test_the_source_starts_a_row_when_less_than_its_minimum_is_left() -> None:
     assert "\n" not in fitted and len(fitted) == 80 and fitted.endswith("z") and "…" in fitted
     narrow = fit_items(Content("x" * 70 + "  " + "y" * 60), 80).plain  # (8 cells: a row of its own)
     assert narrow == "x" * 70 + "\n" + "y" * 60
+
+
+async def test_a_note_past_the_status_lines_rows_ends_in_an_ellipsis() -> None:
+    """At 80x24 the demo's note took the third row and was cut there mid-sentence, silently."""
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="demo",
+                       note="a note of many words " * 12 + "the end")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        rows = rows_of(app)
+        assert len(rows) == 3 and rows[-1].endswith("…") and len(rows[-1]) <= 80, rows
+        assert rows[0].startswith(" callscope openai-responses"), rows
+
+
+def test_a_line_that_fits_its_rows_is_shown_whole() -> None:
+    line = Content("callscope x  step 1 of 2\nnote words")
+    assert [r.plain for r in status_rows(line, 40)] == ["callscope x  step 1 of 2", "note words"]

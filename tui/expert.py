@@ -8,6 +8,7 @@ closes the screen on its step.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from textual.app import ComposeResult
@@ -96,14 +97,16 @@ def expert_view(timeline: Timeline, end: StreamEnd | None, selected: int | None 
     parts.append(Content.styled(f"Decisions ({len(decided)})\n", "bold"))
     names = {c.key: c.name for c in timeline.view(len(timeline) - 1).calls} if len(timeline) else {}
     for k, d in decided:
-        rule = f" [{d.rule}: {RULE_STATEMENTS[d.rule]}]" if d.rule else ""
+        statement = RULE_STATEMENTS[d.rule] if d.rule else ""
+        rule = f" [{d.rule}: {statement}]" if d.rule else ""
+        detail = "" if _says_nothing_more(d.detail, statement) else f" — {safe.short(d.detail, 160)}"
         parts += [entries.line(k, [
             Content.styled(f"{k:>8} ", "$text-muted"),
             Content.styled(d.action.upper(), "bold $text-success" if d.action == "execute"
                            else "bold $text-error"),
             f" {d.reason or ''} ", safe.content(safe.short(names.get(d.call) or d.call, 40),
                                                 "bold"),
-            safe.content(f"{rule} — {safe.short(d.detail, 160)}", "$text-muted")], parts), "\n"]
+            safe.content(f"{rule}{detail}", "$text-muted")], parts), "\n"]
     if not decided:
         parts.append(Content.styled("none yet: the gate decides at the turn's end\n", "$text-muted"))
 
@@ -200,3 +203,10 @@ class ExpertScreen(ModalScreen[None]):
     def action_jump(self, k: int) -> None:
         self.dismiss()
         self.app.action_goto_step(k)  # type: ignore[attr-defined]
+
+
+def _says_nothing_more(detail: str, statement: str) -> bool:
+    """A decision's detail whose words are all its rule's statement's (``the terminal signal
+    never came`` beside "The provider's terminal signal never came."): said once."""
+    words = re.findall(r"[\w']+", detail.lower())
+    return bool(words) and set(words) <= set(re.findall(r"[\w']+", statement.lower()))

@@ -112,6 +112,18 @@ def fit_items(line: Content, width: int) -> Content:
     return Content("\n").join(rows)
 
 
+def status_rows(line: Content, width: int) -> list[Content]:
+    """The rows ``line`` shows at ``width``: fitted (:func:`fit_items`), wrapped, and at most
+    :data:`MAX_ROWS`, the last one ending in ``…`` when more was cut (a long note)."""
+    rows = fit_items(line, width).wrap(width)
+    if len(rows) <= MAX_ROWS:
+        return rows
+    last = rows[MAX_ROWS - 1].rstrip()
+    if cell_len(last.plain) + 1 > width:
+        last = last.truncate(width - 1)
+    return [*rows[:MAX_ROWS - 1], last + Content("…")]
+
+
 def show_status(status: Static, line: Content) -> None:
     """Put ``line`` in the status widget, as many rows tall as it wraps to at its width (a
     layout only when that changes: most moves keep the height)."""
@@ -120,7 +132,7 @@ def show_status(status: Static, line: Content) -> None:
     if width <= 0:
         status.update(line)
         return
-    rows = min(MAX_ROWS, max(1, len(fit_items(line, width).wrap(width))))
+    rows = max(1, len(status_rows(line, width)))
     height = status.styles.height
     if height is not None and rows > height.value and getattr(status.app, "building", False):
         # While a recording is indexed the line keeps its height, the items past its last row
@@ -140,20 +152,21 @@ class StatusLine(Static):
     narrow terminal (one of them blank) after the terminal was widened."""
 
     _fitted: tuple[Content, int, Content] | None = None
+    """The line, the width it was fitted to, and its rows there (:func:`status_rows`)."""
 
     def on_resize(self) -> None:
         if isinstance(self.content, Content):
             show_status(self, self.content)
 
     def render(self) -> Content | Visual:
-        """The line broken between its items at this width (:func:`fit_items`); ``content``
-        stays the line as made."""
+        """The line's rows at this width (:func:`status_rows`); ``content`` stays the line as
+        made."""
         line, width = self.content, self.content_region.width
         if not isinstance(line, Content) or width <= 0:
             return self.visual
         fitted = self._fitted
         if fitted is None or fitted[0] is not line or fitted[1] != width:
-            fitted = self._fitted = (line, width, fit_items(line, width))
+            fitted = self._fitted = (line, width, Content("\n").join(status_rows(line, width)))
         return fitted[2]
 
 
