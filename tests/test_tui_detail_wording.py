@@ -168,3 +168,18 @@ async def test_the_cut_prompt_suggests_the_cursors_offset():
         field = app.screen.query_one(Input)
         assert field.placeholder == str(here) and here not in (0, 1024)
         assert f"of {app.timeline.total_bytes}" in str(app.screen.query_one(Static).render())
+
+
+def test_a_frame_cut_inside_its_data_line_says_its_data_is_not_what_arrived():
+    """The demo's last frame was cut inside its data: line: its detail said "Data (not JSON)"
+    over an empty line, as if the frame had carried nothing."""
+    from callscope.tui.screens import CUT_LINE
+
+    timeline = _timeline(ROOT / "sessions/demo.jsonl")
+    last = frame_detail(timeline, len(timeline.frames) - 1).plain
+    assert "Data none\n" + CUT_LINE in last and "Data (not JSON)" not in last
+    whole = frame_detail(timeline, 3).plain
+    assert "Data (parsed JSON, pretty)" in whole and CUT_LINE not in whole
+    ndjson = _timeline(ROOT / "sessions/ollama-chat/truncated_mid_arguments.jsonl")
+    cut = frame_detail(ndjson, len(ndjson.frames) - 1).plain
+    assert "Data (not JSON)" in cut and CUT_LINE not in cut  # (an NDJSON line is its data)

@@ -152,13 +152,23 @@ def _framed(frame: Frame, framing: str) -> list[tuple[str, str]]:
     ]
 
 
-def _data(data: str) -> list[Part]:
+CUT_LINE = ("(the stream ended inside its last line, which is not part of the data: the raw "
+            "bytes below have it)")
+"""Said under the data of a frame whose last line never ended."""
+
+
+def _data(data: str, cut_line: bool = False) -> list[Part]:
     """The data, as pretty JSON when it is JSON; a payload of base64 ``bytes`` (Bedrock's
-    InvokeModel stream wraps each provider event so) decoded beside it when that is JSON."""
+    InvokeModel stream wraps each provider event so) decoded beside it when that is JSON.
+    ``cut_line``: the frame's last line never ended (said, so an empty or partial data is
+    not taken for the whole frame)."""
+    cut: list[Part] = [("\n" + CUT_LINE, "italic $text-warning")] if cut_line else []
+    if not data:
+        return [("\nData ", "bold $text-primary"), ("none", "$text-muted"), *cut]
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return [("\nData (not JSON)\n", "bold $text-primary"), text_lines(data)]
+        return [("\nData (not JSON)\n", "bold $text-primary"), text_lines(data), *cut]
     pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     parts: list[Part] = [("\nData (parsed JSON, pretty)\n", "bold $text-primary"),
                          text_lines(pretty)]
@@ -167,10 +177,10 @@ def _data(data: str) -> list[Part]:
         try:
             inner = orjson.loads(base64.b64decode(wrapped, validate=True))
         except (ValueError, orjson.JSONDecodeError):
-            return parts
+            return parts + cut
         parts += [("\n\nBytes, base64-decoded (the event inside)\n", "bold $text-primary"),
                   text_lines(orjson.dumps(inner, option=orjson.OPT_INDENT_2).decode())]
-    return parts
+    return parts + cut
 
 
 def frame_detail(timeline: Timeline, index: int, *, timed: bool | None = None,
@@ -216,19 +226,22 @@ def detail_parts(timeline: Timeline, index: int, raw: Joined | None = None, *,
     starts = timeline.chunks.starts  # (bisected: a stream read a byte at a time has millions)
     inside = [start - frame.start for start in starts[bisect_right(starts, frame.start):
                                                          bisect_left(starts, frame.end)]]
+    framing = framing_of(timeline.state.protocol)
     facts = [
         ("bytes", f"{frame.start}–{frame.end} ({frame.end - frame.start} B)"),
         ("chunks", _chunks(frame.first_chunk, frame.last_chunk, inside)),
         ("first byte", fmt_time(arrived) or "no timing (one chunk, or no arrival times recorded)"),
         ("complete", (fmt_time(done) + (f" (Δ {fmt_time(done - prev, '')} since the previous frame)"
                                         if done is not None and prev is not None else "")) or "—"),
-        *_framed(frame, framing_of(timeline.state.protocol)),
+        *_framed(frame, framing),
     ]
     parts: list[Part] = []
     for label, value in facts:
         parts += [(f"{label:>11} ", "$text-muted"), safe.content(value), "\n"]
-    parts += _data(frame.data)
-    binary = framing_of(timeline.state.protocol) == "aws-eventstream"
+    binary = framing == "aws-eventstream"
+    # (an SSE block's data is its ended data: lines; an NDJSON line is its data, ended or not)
+    parts += _data(frame.data, framing != "ndjson" and not binary
+                   and not frame.raw.endswith((b"\n", b"\r")))
     parts.append(("\n\nRaw bytes (a binary message: control bytes made visible, the hex below "
                   "is exact)\n" if binary else "\n\nRaw bytes (line ends shown)\n",
                   "bold $text-primary"))
