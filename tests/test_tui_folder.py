@@ -107,3 +107,24 @@ def test_names_stay_apart_at_80_columns_and_whole_when_there_is_room() -> None:
     long = "fixtures/anthropic/parallel_server_tool_use_then_refusal_SYNTHETIC.jsonl"
     assert elide(long, fitted(200)["file"]) == long
     assert sum(fitted(200).values()) + 6 + 2 == 200  # (a cell of padding each, the bar)
+
+
+async def test_the_footer_offers_escape_only_once_a_session_is_open(tmp_path) -> None:
+    """Before any session was opened the list's footer said "esc Back to the open session"
+    (escape then said that none was open)."""
+    from callscope.tui.footer import FittingFooter
+
+    def footer_text() -> str:
+        return " ".join(str(w.render()) for w in app.screen.query(FittingFooter).first().children)
+
+    app = FolderApp(str(folder(tmp_path)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await all_read(app, pilot, 3)
+        await pilot.pause()
+        assert "Quit" in footer_text() and "Back to the open session" not in footer_text()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        await pilot.press("l")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is app.list_screen and "Back to the open session" in footer_text()

@@ -151,6 +151,8 @@ class ListingApp(CallscopeApp):
                 self.pop_screen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back_to_capture" and not self.has_open():
+            return False  # (nothing to go back to: the footer does not offer it)
         if self.screen is self.list_screen and not self._leaving:
             return action not in DEBUGGER_ACTIONS
         return True if action == "captures" else super().check_action(action, parameters)
