@@ -164,7 +164,7 @@ class RebuildActions(AppMixin):
         old = self.timeline
         before = [s.decision for s in old.log if isinstance(s, DecisionStep)]
         args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut, old.limits)
-        if sum(len(data) for _, data in old.source) <= BACKGROUND_BYTES:
+        if recorded_bytes(old) <= BACKGROUND_BYTES:  # (known: summed once per recording)
             built = Timeline.build(*args)
             built.end = old.end
             self._show_rechunked(built, frame, before)
