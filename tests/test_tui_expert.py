@@ -175,3 +175,26 @@ def test_a_decisions_detail_that_repeats_its_rules_statement_is_said_once() -> N
     text = expert_info(app.timeline, app.recorded_end).plain
     assert "[no-terminal: The provider's terminal signal never came.]" in text
     assert "never came.] — the terminal signal never came" not in text
+
+
+async def test_the_selected_entry_is_always_on_screen_however_its_lines_wrap() -> None:
+    """The window scrolled to the selection by the proportion of lines before it: with lines
+    wrapped at 80 columns, a long turn's selection could sit off the window's rows."""
+    from textual.containers import VerticalScroll
+
+    app = demo_app("tests/adversarial/anth_cap_bypass.sse")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ExpertScreen) and len(screen.entries.steps) > 100
+        body = screen.query_one(VerticalScroll)
+        for keys in (["down"] * 45, ["up"] * 12, ["down"] * 30):
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+                region = body.content_region
+                shown = [strip.text for strip in
+                         screen._compositor.render_strips()[region.y:region.bottom]]
+                head = " ".join(_selected_line(screen).split())[:24]
+                assert any(head in " ".join(row.split()) for row in shown), (screen.selected, head)

@@ -191,10 +191,25 @@ class ExpertScreen(ModalScreen[None]):
         self._view()
         self.query_one(Static).update(self.content)
         body = self.query_one(VerticalScroll)
-        lines = max(1, self.content.plain.count("\n") + 1)
-        row = self.entries.starts[at] * body.virtual_size.height // lines  # (wrapping: roughly)
-        if not body.scroll_y <= row < body.scroll_y + body.size.height - 1:
-            body.scroll_to(y=max(0, row - body.size.height // 3), animate=False)
+        top, bottom = self._rows_of(at)
+        if not (body.scroll_y <= top and bottom <= body.scroll_y + body.size.height):
+            body.scroll_to(y=max(0, top - body.size.height // 3), animate=False)
+
+    _row_starts: tuple[int, list[int]] | None = None
+    """The width the text was wrapped at, and the row each of its lines starts on there."""
+
+    def _rows_of(self, entry: int) -> tuple[int, int]:
+        """The rows entry ``entry`` spans in the window, wrapped as the window wraps it (its
+        text is the same whichever entry is selected: wrapped once per width)."""
+        width = self.query_one(Static).content_region.width
+        if self._row_starts is None or self._row_starts[0] != width:
+            starts, row = [], 0
+            for line in self.content.split("\n", allow_blank=True):
+                starts.append(row)
+                row += max(1, len(line.wrap(width))) if width > 0 else 1
+            self._row_starts = (width, [*starts, row])
+        rows, first = self._row_starts[1], min(self.entries.starts[entry], len(self._row_starts[1]) - 2)
+        return rows[first], rows[first + 1]  # (the entry's line, however many rows it wraps to)
 
     def action_go(self) -> None:
         if self.selected is not None:
