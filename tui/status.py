@@ -73,7 +73,7 @@ SOURCE_MIN = 20
 """The narrowest the source is elided to, to stay on the row before it rather than start one."""
 MAX_ROWS = 3
 """Rows the status line may take in a narrow terminal (it wraps between items, never inside
-one, and never cut)."""
+one; what does not fit them, a long note's end, is cut with ``…``)."""
 GAP = re.compile(r"  +")
 """What separates two items of the status line (inside an item, words are one space apart)."""
 
@@ -101,9 +101,9 @@ def fit_items(line: Content, width: int) -> Content:
         for n, (a, b) in enumerate(items):
             if end is not None and cell_len(plain[first:b]) > width:
                 room = width - cell_len(plain[first:a])
-                if n == last and room >= SOURCE_MIN and cell_len(plain[first:end]) <= width:
-                    head, tail = safe.middle_span(plain[a:b], room) or (b - a, b - a)
-                    part = part[:a + head] + Content("…") + part[a + tail:]
+                span = safe.middle_span(plain[a:b], room) if n == last else None
+                if span is not None and room >= SOURCE_MIN and cell_len(plain[first:end]) <= width:
+                    part = part[:a + span[0]] + Content("…") + part[a + span[1]:]
                     break
                 rows.append(part[first:end])
                 first = a
