@@ -12,6 +12,7 @@ import pytest
 from callscope.tui import app as app_module
 from callscope.tui import indexer
 from callscope.tui.app import CallscopeApp
+from callscope.tui.status import FIGURE_SPACE
 from textual.screen import Screen
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -20,7 +21,9 @@ NO_CALL = "No tool call yet at this step."
 
 
 def screen_text(screen: Screen) -> str:  # type: ignore[type-arg]
-    return "\n".join(strip.text for strip in screen._compositor.render_strips())
+    """The screen's rows, the status line's counters without their pads (``step 0 of``)."""
+    return "\n".join(strip.text.replace(FIGURE_SPACE, "")
+                     for strip in screen._compositor.render_strips())
 
 
 def panes_text(screen: Screen) -> str:  # type: ignore[type-arg]

@@ -71,3 +71,22 @@ async def test_a_note_past_the_status_lines_rows_ends_in_an_ellipsis() -> None:
 def test_a_line_that_fits_its_rows_is_shown_whole() -> None:
     line = Content("callscope x  step 1 of 2\nnote words")
     assert [r.plain for r in status_rows(line, 40)] == ["callscope x  step 1 of 2", "note words"]
+
+
+async def test_moving_never_changes_the_status_lines_length_nor_its_rows() -> None:
+    """At 80 columns the demo's line was two rows at step 0 and three further on (its counters
+    grew a digit each), and each change laid out every pane; its items shifted as it grew."""
+    app = app_with("/tmp/callscope-bench/session-4000000-6d517e43bbfe.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        status = app.query_one("#status")
+        seen = set()
+        for keys in ((), ("right",) * 3, ("end",), ("home",), ("g",)):
+            if keys == ("g",):
+                app.action_goto_step(len(app.timeline) // 2)
+            else:
+                await pilot.press(*keys)
+            await pilot.pause()
+            seen.add((len(status.content.plain), status.outer_size.height, tuple(
+                len(row) for row in rows_of(app))))
+        assert len(seen) == 1, seen
