@@ -195,21 +195,22 @@ class ExpertScreen(ModalScreen[None]):
         if not (body.scroll_y <= top and bottom <= body.scroll_y + body.size.height):
             body.scroll_to(y=max(0, top - body.size.height // 3), animate=False)
 
-    _row_starts: tuple[int, list[int]] | None = None
-    """The width the text was wrapped at, and the row each of its lines starts on there."""
+    _row_starts: tuple[int, str, list[int]] | None = None
+    """The width and the text last wrapped, and the row each line of the text starts on."""
 
     def _rows_of(self, entry: int) -> tuple[int, int]:
-        """The rows entry ``entry`` spans in the window, wrapped as the window wraps it (its
-        text is the same whichever entry is selected: wrapped once per width)."""
-        width = self.query_one(Static).content_region.width
-        if self._row_starts is None or self._row_starts[0] != width:
+        """The rows entry ``entry``'s line spans in the window, wrapped as the window wraps it
+        (the text is the same whichever entry is selected: wrapped once per width and text)."""
+        width, text = self.query_one(Static).content_region.width, self.content.plain
+        if self._row_starts is None or self._row_starts[:2] != (width, text):
             starts, row = [], 0
             for line in self.content.split("\n", allow_blank=True):
                 starts.append(row)
                 row += max(1, len(line.wrap(width))) if width > 0 else 1
-            self._row_starts = (width, [*starts, row])
-        rows, first = self._row_starts[1], min(self.entries.starts[entry], len(self._row_starts[1]) - 2)
-        return rows[first], rows[first + 1]  # (the entry's line, however many rows it wraps to)
+            self._row_starts = (width, text, [*starts, row])
+        rows = self._row_starts[2]
+        first = min(self.entries.starts[entry], len(rows) - 2)
+        return rows[first], rows[first + 1]
 
     def action_go(self) -> None:
         if self.selected is not None:
