@@ -183,3 +183,18 @@ def test_a_frame_cut_inside_its_data_line_says_its_data_is_not_what_arrived():
     ndjson = _timeline(ROOT / "sessions/ollama-chat/truncated_mid_arguments.jsonl")
     cut = frame_detail(ndjson, len(ndjson.frames) - 1).plain
     assert "Data (not JSON)" in cut and CUT_LINE not in cut  # (an NDJSON line is its data)
+
+
+def test_a_vertex_pieces_value_is_shown_as_json_in_the_list_and_the_replay_table(capsys):
+    """A partialArgs piece's value was Python's repr: 'A' (and True, None) where the wire says
+    "A" (true, null)."""
+    from callscope.tui.cli import main
+
+    path = ROOT / ("sessions/fixtures/gemini-generatecontent/"
+                   "vertex_partialArgs_parallel_calls_and_no_args_call.reconstructed.jsonl")
+    timeline = _timeline(path)
+    rows = [" ".join(text for text, _ in carries(timeline, i)) for i in range(len(timeline.frames))]
+    assert any('$.id = "A"' in row for row in rows) and not any("'A'" in row for row in rows)
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert '$.id <- "A"' in out and "'A'" not in out

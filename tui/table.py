@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+import orjson
+
 from ..core.engine import CallPipeline, Step
 from ..core.inert import plain
 from ..core.records import step_record
@@ -60,7 +62,7 @@ class TableWriter:
         if r["action"] == "set":
             return f" = {inert(r['text'], 48)} ({r['origin']})"
         if r["action"] == "piece":
-            return f" {inert(r['path'], 30)} <- {inert(repr(r['value']), 30)}"
+            return f" {inert(r['path'], 30)} <- {inert(_json(r['value']), 30)}"
         return ""
 
     def _decision(self, r: dict[str, Any]) -> str:
@@ -71,12 +73,12 @@ class TableWriter:
         if r["action"] == "refuse":
             head += f" [{r['reason']}, rule {r.get('rule')}] {inert(r['detail'], 80)}"
         else:
-            head += f" {inert(str(r.get('arguments')), 60)} -> {r.get('ran')}"
+            head += f" {inert(_json(r.get('arguments')), 60)} -> {r.get('ran')}"
         if r.get("contrast"):
             lenient = r["lenient"]
             dropped = f", dropping {', '.join(lenient['dropped'])}" if lenient["dropped"] else ""
             head += (f"\n{'':8} lenient harness would have EXECUTED it with "
-                     f"{inert(str(lenient['arguments']), 60)} ({lenient['how']}{dropped})")
+                     f"{inert(_json(lenient['arguments']), 60)} ({lenient['how']}{dropped})")
         return head
 
     def turn(self, t: dict[str, Any]) -> None:
@@ -92,3 +94,12 @@ class TableWriter:
             verdict = c["action"] + (f" ({c['reason']}, rule {c.get('rule')})" if c["action"] == "refuse"
                                      else "")
             self._line(f"   {inert(c['key'], 30)} {inert(c['name'], 30)} {c['bytes']}B -> {verdict}")
+
+
+def _json(value: Any) -> str:
+    """A value (a piece's, a call's arguments) as JSON spells it (``true``, ``null``, ``"a"``),
+    not as Python (``True``, ``None``, ``'a'``)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)

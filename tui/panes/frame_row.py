@@ -37,6 +37,7 @@ from ...core.frame import Frame
 from ...core.framing import framing_of
 from ...core.timeline import Timeline
 from .. import safe
+from .decisions import compact
 from .event_name import inner_name
 from .rawbytes import fmt_time
 
@@ -191,7 +192,7 @@ def carries(timeline: Timeline, index: int, preview: int = PREVIEW) -> list[tupl
         elif isinstance(ev, FinalCopy):
             out.append(("final " + _quote(ev.arguments), "text"))
         elif isinstance(ev, ArgumentPiece):
-            out.append((f"{ev.path} = {safe.short(repr(ev.value), preview)}", "text"))
+            out.append((f"{ev.path} = {safe.short(compact(ev.value), preview)}", "text"))
         elif isinstance(ev, CallOpened):
             out.append(("opened", "dim"))
         elif isinstance(ev, CallIdentified):
