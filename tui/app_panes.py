@@ -1,5 +1,5 @@
 """Panes you can work in: focus one (tab), scroll it (page keys, shift+up/down a line), zoom it
-to the whole screen (z), widen or narrow it (< >).
+alone under the status line (z), widen or narrow it (< >).
 
 A mixin of :class:`~.app.CallscopeApp`. The panes stay views of the one cursor and never take
 the keyboard's focus themselves (the arrow keys move the cursor everywhere); "the focused pane"
@@ -61,7 +61,7 @@ class PaneActions(AppMixin):
     # the hidden panes' cells empty.
 
     zoomed: Widget | None = None
-    """The pane zoomed to the whole screen, if one is."""
+    """The pane zoomed (alone under the status line), if one is."""
     _zoom_hidden: tuple[Widget, ...] = ()
 
     def action_zoom(self) -> None:

@@ -84,7 +84,7 @@ BINDINGS: list[BindingType] = [
     _b("tab", "focus_pane(1)", "Focus the next pane (page, zoom, resize act on it)", "next-pane",
        priority=True),  # (over Textual's own tab: the panes never take the keyboard's focus)
     _b("shift+tab", "focus_pane(-1)", "Focus the previous pane", "prev-pane", priority=True),
-    _b("z", "zoom", "Zoom the focused pane to the whole screen (toggle)", "zoom"),
+    _b("z", "zoom", "Zoom the focused pane: alone under the status line (toggle)", "zoom"),
     _b("pagedown", "page(1)", "Scroll the focused pane down a page", "page-down"),
     _b("pageup", "page(-1)", "Scroll the focused pane up a page", "page-up"),
     _b("shift+down", "scroll_line(1)", "Scroll the focused pane down a line", "line-down"),
