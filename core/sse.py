@@ -115,7 +115,8 @@ class SSEDecoder(FastPath):
             self.feed_hot(first, take, deliver, more=True)
             before -= 1  # (it continued the last chunk: no start of its own)
         while batch := list(islice(reads, _BATCH)):
-            ends = list(accumulate(map(len, batch), initial=0))
+            # (stream offsets: read k is ends[k]:ends[k + 1], so the chunk starts are a slice)
+            ends = list(accumulate(map(len, batch), initial=self._received))
             at, lo, hi, joined = 0, 0, 0, b""
             while at < len(batch):
                 if self._plain and _CR not in batch[at]:

@@ -44,8 +44,9 @@ class FastPath(DecoderState):
                    joined: bytes, take: Take, deliver: Emit) -> int:
         """Feed reads ``batch[at:hi]`` as if one by one while the fast path holds, their
         blocks cut at once: ``joined`` is ``b"".join(batch[lo:hi])``, ``ends`` the running sum
-        of the batch's read lengths (read k is ``ends[k]:ends[k + 1]``), ``batch[at]`` holds no
-        CR. Returns the index of the first read not fed: the first one holding a CR, the one
+        of the batch's read lengths from any origin (read k is ``ends[k]:ends[k + 1]``; from
+        the stream offset of the batch's first byte, the chunk starts are a copy), ``batch[at]``
+        holds no CR. Returns the index of the first read not fed: the first one holding a CR, the one
         after a read that took a block past the limit, else ``hi``.
 
         Fed one by one, the reads would cut the same blocks in the same order (the blocks are
@@ -63,7 +64,10 @@ class FastPath(DecoderState):
         received = self._received  # (the stream offset of joined[first])
         shift = received - ends[at]  # stream offset of batch offset x: x + shift
         starts = self._chunk_starts
-        starts.extend(map(shift.__add__, ends[at:stop]))
+        if shift:  # (ends in batch offsets)
+            starts.extend(map(shift.__add__, ends[at:stop]))
+        else:  # (ends in stream offsets, as feed_hot_each makes them: copied at C speed)
+            starts.fromlist(ends[at:stop])
         offset = self._block_start
         max_block = self._max_block
         start = 0  # (where the pending block starts in data: what is cut goes before it)
