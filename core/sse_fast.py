@@ -43,11 +43,12 @@ class FastPath(DecoderState):
     def _plain_run(self, batch: list[bytes], ends: list[int], lo: int, at: int, hi: int,
                    joined: bytes, take: Take, deliver: Emit) -> int:
         """Feed reads ``batch[at:hi]`` as if one by one while the fast path holds, their
-        blocks cut at once: ``joined`` is ``b"".join(batch[lo:hi])``, ``ends`` the running sum
-        of the batch's read lengths from any origin (read k is ``ends[k]:ends[k + 1]``; from
-        the stream offset of the batch's first byte, the chunk starts are a copy), ``batch[at]``
-        holds no CR. Returns the index of the first read not fed: the first one holding a CR, the one
-        after a read that took a block past the limit, else ``hi``.
+        blocks cut at once: ``joined`` is ``b"".join(batch[lo:hi])``, ``ends`` the stream offsets
+        where the batch's reads start (read k is ``ends[k]:ends[k + 1]``: the running sum of
+        their lengths from the bytes received before the batch, so the chunk starts of the reads
+        fed are a copy of them), ``batch[at]`` holds no CR. Returns the index of the first read
+        not fed: the first one holding a CR, the one after a read that took a block past the
+        limit, else ``hi``.
 
         Fed one by one, the reads would cut the same blocks in the same order (the blocks are
         the bytes' alone on the fast path), each frame naming the chunks of its first and last
@@ -61,13 +62,8 @@ class FastPath(DecoderState):
         stop = hi if cr < 0 else bisect_right(ends, base + cr, at) - 1  # (a read holding one)
         last = ends[stop] - base
         buf = self._buf
-        received = self._received  # (the stream offset of joined[first])
-        shift = received - ends[at]  # stream offset of batch offset x: x + shift
         starts = self._chunk_starts
-        if shift:  # (ends in batch offsets)
-            starts.extend(map(shift.__add__, ends[at:stop]))
-        else:  # (ends in stream offsets, as feed_hot_each makes them: copied at C speed)
-            starts.fromlist(ends[at:stop])
+        starts.fromlist(ends[at:stop])  # (ends[at] is self._received: C speed, no Python call)
         offset = self._block_start
         max_block = self._max_block
         start = 0  # (where the pending block starts in data: what is cut goes before it)
@@ -105,18 +101,18 @@ class FastPath(DecoderState):
         else:
             buf += memoryview(joined)[first:last]
         pending = offset + start  # the stream offset of the pending block
-        over = pending + max_block - shift  # (in batch offsets: a read ending past it overflows)
+        over = pending + max_block  # (a read ending past it overflows)
         if ends[stop] > over:
             fed = bisect_right(ends, over, at + 1)  # (the read that overflows, plus one)
             del starts[len(starts) - stop + fed:]
             stop = fed
-        kept = ends[stop] + shift - pending  # (the pending block's bytes received)
+        kept = ends[stop] - pending  # (the pending block's bytes received)
         if cut:
             buf.clear()
             buf += memoryview(data)[start:start + kept]
         else:
             del buf[kept:]
-        self._received = ends[stop] + shift
+        self._received = ends[stop]
         self._block_start = pending
         self._scan = max(len(buf) - 1, 0)
         if len(buf) > max_block:
