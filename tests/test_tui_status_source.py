@@ -8,7 +8,7 @@ import pathlib
 
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
-from callscope.tui.status import SOURCE_MIN, fit_items, status_rows
+from callscope.tui.status import SOURCE_MARK, SOURCE_MIN, fit_items, status_rows
 from textual.content import Content
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -49,11 +49,35 @@ async def test_a_long_path_keeps_its_file_name() -> None:
 
 
 def test_the_source_starts_a_row_when_less_than_its_minimum_is_left() -> None:
+    def line(head: str, source: str) -> Content:
+        return Content.assemble(head, "  ", Content(source).stylize(SOURCE_MARK))
+
     assert 80 - 52 >= SOURCE_MIN
-    fitted = fit_items(Content("x" * 50 + "  " + "y" * 30 + "z" * 30), 80).plain
+    fitted = fit_items(line("x" * 50, "y" * 30 + "z" * 30), 80).plain
     assert "\n" not in fitted and len(fitted) == 80 and fitted.endswith("z") and "…" in fitted
-    narrow = fit_items(Content("x" * 70 + "  " + "y" * 60), 80).plain  # (8 cells: a row of its own)
+    narrow = fit_items(line("x" * 70, "y" * 60), 80).plain  # (8 cells: a row of its own)
     assert narrow == "x" * 70 + "\n" + "y" * 60
+    unmarked = fit_items(Content("x" * 50 + "  " + "y" * 60), 80).plain  # (only the source)
+    assert unmarked == "x" * 50 + "\n" + "y" * 60
+
+
+async def test_with_a_note_the_source_is_still_narrowed_and_a_search_keeps_the_rows() -> None:
+    """The demo has a note under the line: the source was then not the line's last item, and a
+    search pushed it to a row of its own again."""
+    session = open_input(str(ROOT / "sessions/demo.jsonl"))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source=LONG,
+                       note="Bundled demo session: a note on its own row.")
+    async with app.run_test(size=(180, 40)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        before = rows_of(app)
+        app._search("edit_file")
+        await pilot.pause()
+        await pilot.pause()
+        rows = rows_of(app)
+        assert len(rows) == len(before) == 2, rows
+        assert "search edit_file" in rows[0] and rows[0].endswith("bbfe.jsonl") and "…" in rows[0]
+        assert rows[1].strip() == "Bundled demo session: a note on its own row."
 
 
 async def test_a_note_past_the_status_lines_rows_ends_in_an_ellipsis() -> None:

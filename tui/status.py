@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from textual.content import Content
+from textual.style import Style
 from textual.visual import Visual
 from textual.widgets import Static
 
@@ -24,8 +25,7 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     if not len(tl):
         what = "waiting for the first bytes…" if not tl.closed else "empty stream: no bytes"
         return Content.assemble(("callscope ", "bold $text-primary"), what, *live, "  ",
-                                safe.content(safe.elide_middle(app.source, SOURCE_CELLS),
-                                             "$text-muted"))
+                                _source(app.source))
     indexer = app.indexer
     if indexer is not None and not indexer.done:  # the recording's first steps, the rest coming
         live = [(f"  indexing {indexer.fraction():.0%} of {indexer.total:,} B…", "bold $text-warning")]
@@ -57,9 +57,7 @@ def status_line(app: CallscopeApp, view: View) -> Content:
                   safe.content(safe.short(app.search_text, 40)), f" ({_match_count(app, view)})"]
         if (searched := app.search_progress()) is not None:  # (a long search, in slices)
             parts.append((f"  searching {searched:.0%}…", "bold $text-warning"))
-    # The source is the line's last item (:func:`fit_items` narrows it to the room left).
-    source: list[safe.Part] = ["  ", safe.content(safe.elide_middle(app.source, SOURCE_CELLS),
-                                                  "$text-muted")]
+    source: list[safe.Part] = ["  ", _source(app.source)]
     if inline:
         parts += source
     if app.note:
@@ -67,6 +65,23 @@ def status_line(app: CallscopeApp, view: View) -> Content:
                   safe.content(safe.short(app.note, 200), "italic $text-muted"),
                   *(source if not inline else ())]
     return Content.assemble(*parts)
+
+
+SOURCE_MARK = Style.from_meta({"status.source": True})
+"""Marks the source in the line: the item :func:`fit_items` narrows to the room left."""
+
+
+def _source(source: str) -> Content:
+    return safe.content(safe.elide_middle(source, SOURCE_CELLS), "$text-muted").stylize(
+        SOURCE_MARK)
+
+
+def _marked(part: Content) -> tuple[int, int] | None:
+    """Where the source (:data:`SOURCE_MARK`) is in ``part``, if it is there."""
+    for span in part.spans:
+        if isinstance(span.style, Style) and span.style.meta.get("status.source"):
+            return span.start, span.end
+    return None
 
 
 FIGURE_SPACE = "\u2007"
@@ -96,12 +111,12 @@ def fit_items(line: Content, width: int) -> Content:
     """``line`` broken into rows of ``width`` cells between its items (at a gap of two spaces
     or more), so an item (``❚❚ 1×``, ``frame #20 of 21``) stays whole on one row: Textual
     wraps at any space, and split the play state from its speed. An item wider than a row is
-    left to wrap at words. The line's last item, the source, is elided in the middle to the
-    room left on its row (:data:`SOURCE_MIN` cells at least) rather than start a row of its
-    own: a search or a break point made the line a row taller, which lays out every pane."""
+    left to wrap at words. The source (the item :data:`SOURCE_MARK` marks) is elided in the
+    middle to the room left on its row (:data:`SOURCE_MIN` cells at least) rather than start a
+    row of its own: a search or a break point made the line a row taller, which lays out every
+    pane."""
     rows: list[Content] = []
-    parts = line.split("\n", allow_blank=True)
-    for number, part in enumerate(parts):
+    for part in line.split("\n", allow_blank=True):
         plain = part.plain
         items, start = [], 0
         for gap in GAP.finditer(plain):
@@ -110,12 +125,12 @@ def fit_items(line: Content, width: int) -> Content:
             start = gap.end()
         if start < len(plain):
             items.append((start, len(plain)))
-        last = len(items) - 1 if number == len(parts) - 1 else -1
+        source = _marked(part)
         first, end = 0, None
-        for n, (a, b) in enumerate(items):
+        for a, b in items:
             if end is not None and cell_len(plain[first:b]) > width:
                 room = width - cell_len(plain[first:a])
-                span = safe.middle_span(plain[a:b], room) if n == last else None
+                span = safe.middle_span(plain[a:b], room) if (a, b) == source else None
                 if span is not None and room >= SOURCE_MIN and cell_len(plain[first:end]) <= width:
                     part = part[:a + span[0]] + Content("…") + part[a + span[1]:]
                     break
