@@ -88,7 +88,7 @@ async def test_a_note_past_the_status_lines_rows_ends_in_an_ellipsis() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         rows = rows_of(app)
-        assert len(rows) == 3 and rows[-1].endswith("…") and len(rows[-1]) <= 80, rows
+        assert len(rows) == 3 and rows[-1].endswith(" …") and len(rows[-1]) <= 80, rows
         assert rows[0].startswith(" callscope openai-responses"), rows
 
 

@@ -143,14 +143,14 @@ def fit_items(line: Content, width: int) -> Content:
 
 def status_rows(line: Content, width: int) -> list[Content]:
     """The rows ``line`` shows at ``width``: fitted (:func:`fit_items`), wrapped, and at most
-    :data:`MAX_ROWS`, the last one ending in ``…`` when more was cut (a long note)."""
+    :data:`MAX_ROWS`, the last one ending in `` …`` when more was cut (a long note)."""
     rows = fit_items(line, width).wrap(width)
     if len(rows) <= MAX_ROWS:
         return rows
     last = rows[MAX_ROWS - 1].rstrip()
-    if cell_len(last.plain) + 1 > width:
-        last = last.truncate(width - 1)
-    return [*rows[:MAX_ROWS - 1], last + Content("…")]
+    if cell_len(last.plain) + 2 > width:
+        last = last.truncate(width - 2)
+    return [*rows[:MAX_ROWS - 1], last + Content(" …")]  # (apart: more comes, not this item cut)
 
 
 def show_status(status: Static, line: Content) -> None:
