@@ -13,6 +13,8 @@ import re
 import reprlib
 from typing import Any
 
+import orjson
+
 UNSAFE = re.compile(
     "["
     "\x00-\x1f\x7f-\x9f"  # C0, DEL, C1 (CSI/OSC/ST as single code points included)
@@ -62,6 +64,15 @@ def json_safe(text: str) -> str:
 _PREVIEW = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
 _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 2, 60, 60
 _PREVIEW.maxdict = _PREVIEW.maxlist = 4
+
+
+def json_text(value: object) -> str:
+    """``value`` as one line of compact JSON, as the wire spells it (``true``, ``null``,
+    ``"a"``, not Python's ``True``, ``None``, ``'a'``); its ``repr`` if it is not JSON."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # (orjson.JSONEncodeError is one)
+        return repr(value)
 
 
 def preview(value: object, limit: int = 60) -> str:

@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..core.gate.rules import RULE_STATEMENTS
+from ..core.inert import json_text
 from ..core.jsonprefix import Draft
 from ..core.lanes import CallView
 from . import safe
@@ -29,15 +30,6 @@ LABEL = 12
 def _pretty(value: object) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return repr(value)
-
-
-def _compact(value: object) -> str:
-    """A value on one field's row: compact JSON (a row is one line, wrapped under its label;
-    a line end in it would be shown as a mark, as a line end in stream text is)."""
-    try:
-        return orjson.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         return repr(value)
 
@@ -89,10 +81,10 @@ def call_detail(call: CallView) -> Content:
         row("evidence", f"frame #{decision.frame}, signal {decision.signal or 'none (never came)'}")
         if decision.action == "execute":
             row("ran", decision.ran)
-            row("result", _compact(decision.result) if decision.result is not None else "—")
+            row("result", json_text(decision.result) if decision.result is not None else "—")
         if decision.lenient is not None:
             lenient = decision.lenient
-            row("lenient", f"{lenient.action} ({lenient.how}) with {_compact(lenient.arguments)}")
+            row("lenient", f"{lenient.action} ({lenient.how}) with {json_text(lenient.arguments)}")
             if lenient.dropped:
                 row("dropped", ", ".join(lenient.dropped))
     if call.anomalies:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-import orjson
-
 from ..core.engine import CallPipeline, Step
-from ..core.inert import plain
+from ..core.inert import json_text, plain
 from ..core.records import step_record
 
 
@@ -62,7 +60,7 @@ class TableWriter:
         if r["action"] == "set":
             return f" = {inert(r['text'], 48)} ({r['origin']})"
         if r["action"] == "piece":
-            return f" {inert(r['path'], 30)} <- {inert(_json(r['value']), 30)}"
+            return f" {inert(r['path'], 30)} <- {inert(json_text(r['value']), 30)}"
         return ""
 
     def _decision(self, r: dict[str, Any]) -> str:
@@ -73,12 +71,12 @@ class TableWriter:
         if r["action"] == "refuse":
             head += f" [{r['reason']}, rule {r.get('rule')}] {inert(r['detail'], 80)}"
         else:
-            head += f" {inert(_json(r.get('arguments')), 60)} -> {r.get('ran')}"
+            head += f" {inert(json_text(r.get('arguments')), 60)} -> {r.get('ran')}"
         if r.get("contrast"):
             lenient = r["lenient"]
             dropped = f", dropping {', '.join(lenient['dropped'])}" if lenient["dropped"] else ""
             head += (f"\n{'':8} lenient harness would have EXECUTED it with "
-                     f"{inert(_json(lenient['arguments']), 60)} ({lenient['how']}{dropped})")
+                     f"{inert(json_text(lenient['arguments']), 60)} ({lenient['how']}{dropped})")
         return head
 
     def turn(self, t: dict[str, Any]) -> None:
@@ -95,11 +93,3 @@ class TableWriter:
                                      else "")
             self._line(f"   {inert(c['key'], 30)} {inert(c['name'], 30)} {c['bytes']}B -> {verdict}")
 
-
-def _json(value: Any) -> str:
-    """A value (a piece's, a call's arguments) as JSON spells it (``true``, ``null``, ``"a"``),
-    not as Python (``True``, ``None``, ``'a'``)."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return repr(value)

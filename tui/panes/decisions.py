@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from textual.containers import Vertical
 from textual.content import Content
 from textual.style import Style
@@ -18,6 +17,7 @@ from textual.style import Style
 from ...core.engine import DecisionStep, WaitStep
 from ...core.events import Anomaly
 from ...core.harness import Decision
+from ...core.inert import json_text
 from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
@@ -31,10 +31,7 @@ LOG_TAIL = 400
 
 
 def compact(value: Any, limit: int = 160) -> str:
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        text = repr(value)
+    text = json_text(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
