@@ -91,13 +91,21 @@ def _as_typed(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def redact_header(header: SessionHeader) -> SessionHeader:
+    """The header as it may be written: the request by its members' shapes, the response
+    headers as headers, the free-text members (source, provenance) as text and the members the
+    reader does not know as a body (member names judged at any depth), since a tool that wrote
+    the session may have put anything there. The tools stay as they are: they are the schemas
+    the gate validates against."""
     request = header.request
     if request is not None:
         request = _as_typed(redact_request(request))  # (every member by its shape)
     response_headers = header.response_headers
     if response_headers is not None:
         response_headers = redact_headers(response_headers)
-    return replace(header, request=request, response_headers=response_headers)
+    source, provenance = (None if text is None else redact_text(text)
+                          for text in (header.source, header.provenance))
+    return replace(header, request=request, response_headers=response_headers, source=source,
+                   provenance=provenance, extra=redact_body(dict(header.extra)))
 
 
 def _dump(obj: Any, what: str) -> bytes:

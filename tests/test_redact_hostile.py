@@ -260,3 +260,22 @@ def test_json_escaped_pairs_in_text_are_redacted_and_stay_valid():
 
 def test_a_header_line_in_text_goes_to_its_end():
     assert redact_text("Cookie: a=LEAK1; b=LEAK2\nAccept: x") == f"Cookie: {REDACTED}\nAccept: x"
+
+
+# -- the header's other members ---------------------------------------------------------------
+
+def test_no_key_in_the_headers_other_members_reaches_the_file(tmp_path):
+    """A member the reader does not know (kept and written back as it is) and the free-text
+    ones (provenance, source) are judged as a body and as text: ``import`` of a session that a
+    tool wrote with a key in its notes must not copy the key."""
+    keys = ["sk-proj-EXTRA1111", "sk-ant-NOTES2222", "AIzaPROV3333", "SRC4444"]
+    data, _ = imported(
+        tmp_path, {"method": "POST"},
+        api_key=keys[0], notes={"auth": {"token": keys[1]}, "seen": "fine"},
+        provenance=f"recorded with api_key={keys[2]}",
+        source=f"https://g.example/v1?key={keys[3]}")
+    assert [k for k in keys if k.encode() in data] == []
+    header = open_session(str(tmp_path / "out.jsonl")).header
+    assert header.extra["api_key"] == REDACTED
+    assert header.extra["notes"] == {"auth": {"token": REDACTED}, "seen": "fine"}
+    assert header.provenance == f"recorded with api_key={REDACTED}"

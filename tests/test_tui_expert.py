@@ -198,3 +198,28 @@ async def test_the_selected_entry_is_always_on_screen_however_its_lines_wrap() -
                          screen._compositor.render_strips()[region.y:region.bottom]]
                 head = " ".join(_selected_line(screen).split())[:24]
                 assert any(head in " ".join(row.split()) for row in shown), (screen.selected, head)
+
+
+async def test_the_request_window_redacts_a_session_another_tool_wrote(tmp_path) -> None:
+    """A session file callscope did not write may hold a key in the request, the response
+    headers or a member of its own: the window shows none of them (it can end up in a
+    screenshot)."""
+    import orjson
+
+    keys = ["sk-proj-WINDOW1111", "sk-ant-WINDOW2222", "AIzaWINDOW3333", "WINDOW4444"]
+    head = {"callscope": "session", "version": 1, "source": "hand",
+            "request": {"method": "POST", "url": f"https://g.example/v1?key={keys[2]}",
+                        "headers": {"Authorization": f"Bearer {keys[0]}"}},
+            "response_headers": {"x-api-key": keys[1]}, "notes": {"token": keys[3]}}
+    path = tmp_path / "hand.jsonl"
+    path.write_bytes(orjson.dumps(head) + b"\n" + orjson.dumps({"t": 0, "text": "data: {}\n\n"})
+                     + b"\n" + orjson.dumps({"end": "clean"}) + b"\n")
+    session = open_input(str(path))
+    app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source=str(path),
+                       end=session.end, header=session.header)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        shown = text_of(app)
+        assert "Authorization: [REDACTED]" in shown and '"token": "[REDACTED]"' in shown
+        assert [k for k in keys if k in shown] == []

@@ -1,7 +1,9 @@
 """The request beside the response: what was asked, of whom, with which tools, and what came back.
 
-Shown from the session's header, where secrets are already redacted (``core/redact.py``); the
-values are untrusted text and are shown as text.
+Shown from the session's header, redacted again as the session writer redacts it
+(``core/session.py`` ``redact_header``): a file callscope wrote holds no secret, but a session
+written by another tool, or by hand, may, and what this window shows can end up in a
+screenshot. The values are untrusted text and are shown as text.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..core.session import redact_header
 from ..core.session_model import SessionHeader, StreamEnd
 from . import safe
 
@@ -56,6 +59,7 @@ def request_text(header: SessionHeader | None, end: StreamEnd | None, source: st
         parts.append(Content.styled("\nNo session header: this input is a raw capture or built in "
                                     "code, so there is no request to show.", "$text-muted"))
         return Content.assemble(*parts)
+    header = redact_header(header)
     row("recorded", header.recorded_at or "—")
     row("provenance", header.provenance or "—")
     row("via", header.source or "—")
