@@ -184,20 +184,32 @@ class ToolSet:
     def __init__(self, definitions: Iterable[dict[str, Any]] = ()) -> None:
         self.tools: dict[str, Tool] = {}
         self._validators: dict[str, Any] = {}
+        self._where: dict[str, str] = {}
+        self.ambiguous: dict[str, str] = {}
+        """Names declared more than once with different schemas, with where (``tools[0] and
+        tools[2]``): a call to one cannot be validated against *the* tool's schema, so the gate
+        refuses it (rule ``ambiguous-tool``). The same definition twice is one tool."""
         for i, entry in enumerate(definitions):
             where = f"tools[{i}]"
             if not isinstance(entry, dict):
                 raise ToolDefinitionError(f"{where}: not a tool definition: {preview(entry, 80)}")
             for declared in _declarations(entry, where):
-                self.add(_tool(declared))
+                self.add(_tool(declared), declared.where)
 
-    def add(self, tool: Tool) -> None:
+    def add(self, tool: Tool, where: str = "") -> None:
         if not isinstance(tool.schema, dict | bool):
             raise ToolDefinitionError(f"tool {tool.name!r}: a JSON Schema is an object or a boolean, "
                                       f"not {_quoted(tool.schema)}")
         validator = _compile(tool.name, tool.schema)
+        first = self.tools.get(tool.name)
+        if first is not None:
+            if first.schema != tool.schema:
+                before = self.ambiguous.get(tool.name, self._where.get(tool.name) or "an earlier one")
+                self.ambiguous[tool.name] = f"{before} and {where or 'a later one'}"
+            return  # (the first definition is the one shown; an ambiguous name is refused)
         self.tools[tool.name] = tool
         self._validators[tool.name] = validator
+        self._where[tool.name] = where
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools

@@ -71,7 +71,8 @@ def test_gate_reasons_and_order(stream, action, reason):
 def test_gate_table_is_in_the_documented_order():
     assert [rule.id for rule in RULES] == [
         "limit", "failed", "no-terminal", "stop-cut", "not-closed", "call-cut", "disputed",
-        "unreadable", "json", "depth", "not-object", "schema", "server-tool", "unknown-tool"]
+        "unreadable", "json", "depth", "not-object", "ambiguous-tool", "schema", "server-tool",
+        "unknown-tool"]
 
 
 def test_every_refusal_names_the_rule_that_fired():
@@ -100,6 +101,26 @@ def test_other_tools_are_a_dry_run():
     tools = ToolSet([{"name": "get_weather", "input_schema": {"type": "object"}}])
     decision = decide(anthropic("get_weather", ['{"city": "Paris"}']), tools)
     assert (decision.action, decision.ran, decision.result) == ("execute", "dry-run", None)
+
+
+def test_a_tool_defined_twice_with_different_schemas_is_refused_and_the_same_twice_is_one():
+    """Which schema a call to a name declared twice must satisfy is unknown (before, the last
+    definition silently replaced the first): refused by its own rule, naming both places; the
+    other tools, and the same definition given twice, decide as before."""
+    loose = {"name": "get_weather", "input_schema": {"type": "object"}}
+    strict = {"name": "get_weather", "input_schema": {"type": "object", "required": ["city"]}}
+    other = {"name": "ping_demo", "input_schema": {"type": "object"}}
+    for tools in ([strict, other, loose], [loose, other, strict]):
+        decision = decide(anthropic("get_weather", ['{"town": "Paris"}']), ToolSet(tools))
+        assert (decision.action, decision.reason, decision.rule) == (
+            "refuse", "unknown_tool", "ambiguous-tool")
+        assert "'get_weather' is defined twice with different schemas (tools[0] and tools[2])" \
+            in decision.detail
+        assert decide(anthropic("ping_demo", ["{}"]), ToolSet(tools)).action == "execute"
+    assert decide(anthropic("get_weather", ['{"town": "Paris"}']),
+                  ToolSet([loose, dict(loose)])).action == "execute"
+    assert ToolSet([loose, other, strict, strict]).ambiguous == {
+        "get_weather": "tools[0] and tools[2] and tools[3]"}
 
 
 def test_anthropic_empty_partial_json_means_no_arguments_and_says_so():

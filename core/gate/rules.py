@@ -114,6 +114,12 @@ def _not_object(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> st
         f"$: arguments must be a JSON object, got {type(value).__name__}")
 
 
+def _ambiguous_tool(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
+    where = ctx.tools.ambiguous.get(call.name) if call.name is not None else None
+    return None if where is None else (
+        f"{call.name!r} is defined twice with different schemas ({where})")[:200]
+
+
 def _schema(ctx: GateContext, call: CallBuffer, parsed: Parsed | None) -> str | None:
     name = call.name
     if name is None or name not in ctx.tools or parsed is None or not isinstance(parsed[0], dict):
@@ -154,6 +160,8 @@ RULES: tuple[Rule, ...] = (
          "no trailing data, no key twice).", _json),
     Rule("depth", "invalid_json", "The arguments nest past the depth limit.", _depth),
     Rule("not-object", "schema", "The arguments are not a JSON object.", _not_object),
+    Rule("ambiguous-tool", "unknown_tool", "Two definitions give the tool's name different "
+         "schemas: which one the call must satisfy is unknown.", _ambiguous_tool),
     Rule("schema", "schema", "The arguments fail the tool's JSON Schema.", _schema),
     Rule("server-tool", "unknown_tool", "A call the provider runs itself (a server tool).",
          _server_tool),
