@@ -63,6 +63,11 @@ class CallPipeline:
         self._finished = False
         self._sink: list[Step] = []
         """Where the steps nobody wants go (:meth:`push_frame`), emptied after each frame."""
+        self.hot_ready = False
+        """Whether the hot path's conditions on the turn and the reader (:meth:`.hot_path.
+        HotPath.take`) held at its last frame: they change only on the reference path, so
+        every frame it reads and every event it applies clears this, and the hot path checks
+        them again."""
         if protocol is not None:
             self.reader = reader_for(protocol)
 
@@ -100,6 +105,7 @@ class CallPipeline:
         """Read one frame, appending its steps to ``out`` (the engine's hot path: no list per
         frame or per event)."""
         self.last_frame = frame.index
+        self.hot_ready = False
         if frame.overflow:
             anomaly = self.state.halt(frame.index, f"frame {frame.index} is larger than "
                                       f"{self.state.limits.max_block_bytes} bytes")
@@ -182,6 +188,7 @@ class CallPipeline:
         return steps
 
     def _apply(self, events: list[CallEvent], out: list[Step]) -> None:
+        self.hot_ready = False
         state = self.state
         calls = state.calls
         for event in events:

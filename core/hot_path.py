@@ -95,9 +95,12 @@ class HotPath:
         it is an argument fragment the reader calls hot; False leaves it to the reference."""
         pipeline = self.pipeline
         reader = pipeline.reader
-        if reader is None or not reader.has_hot_frame or pipeline.state.halted is not None \
-                or reader.done_frame is not None or reader.ended:  # (reader.quiet(), inline)
-            return False
+        if not pipeline.hot_ready:  # (what only the reference path changes: see hot_ready)
+            if reader is None or not reader.has_hot_frame or pipeline.state.halted is not None \
+                    or reader.done_frame is not None or reader.ended:  # (reader.quiet(), inline)
+                return False
+            pipeline.hot_ready = True
+        assert reader is not None
         shape = reader.hot_shape
         if shape is not None and data.startswith(shape.head, start):
             match = shape.rest.fullmatch(data, start + shape.size, end)
