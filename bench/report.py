@@ -229,13 +229,22 @@ def targets_18(results: Results, sdks: dict[str, str], ratios: Sequence[tuple[st
                      f"{memory.ratio:.2f}x ({human(memory.peak_rss)}; the interpreter and modules "
                      f"alone {human(memory.baseline_rss)})", _verdict(memory.ratio <= 0.5)))
     if tui is not None and tui.floor is not None:
-        step, seek = tui.step_p99 / tui.floor.same_p99, tui.seek_p99 / tui.floor.new_p99
+        pairs = getattr(tui, "pairs", None)
+        step_rs = pairs.step_ratios if pairs else [tui.step_p99 / tui.floor.same_p99]
+        seek_rs = pairs.seek_ratios if pairs else [tui.seek_p99 / tui.floor.new_p99]
+        step_r, seek_r = step_rs[(len(step_rs) - 1) // 2], seek_rs[(len(seek_rs) - 1) // 2]
+
+        def spread(ratios: list[float]) -> str:
+            return "" if len(ratios) < 2 else (
+                f"spread {ratios[0]:.1f}-{ratios[-1]:.1f}x over {len(ratios)} rounds; ")
+
+        at = pairs.median_round(lambda c: c.step_p99 / c.floor.same_p99) if pairs else tui
         rows.append(("debugger step p99 <= 1.5x the Textual floor (same rows)",
-                     f"{step:.1f}x ({tui.step_p99 * 1000:.0f} ms, floor "
-                     f"{tui.floor.same_p99 * 1000:.0f} ms)", _verdict(step <= 1.5)))
+                     f"{step_r:.1f}x ({spread(step_rs)}median round {at.step_p99 * 1000:.0f} ms, "
+                     f"floor {at.floor.same_p99 * 1000:.0f} ms)", _verdict(step_r <= 1.5)))
         rows.append(("debugger seek p99 <= 2x the Textual floor (new rows)",
-                     f"{seek:.1f}x ({tui.seek_p99 * 1000:.0f} ms, floor "
-                     f"{tui.floor.new_p99 * 1000:.0f} ms)", _verdict(seek <= 2)))
+                     f"{seek_r:.1f}x ({spread(seek_rs)}median round {tui.seek_p99 * 1000:.0f} ms, "
+                     f"floor {tui.floor.new_p99 * 1000:.0f} ms)", _verdict(seek_r <= 2)))
         rows.append((f"debugger first paint <= 1 s ({tui.events:,} events)",
                      f"{tui.first_paint:.2f} s", _verdict(tui.first_paint <= 1)))
     return rows

@@ -55,6 +55,34 @@ class TuiCost:
     floor: FloorCost | None = None
     """Textual's own cost of a move on the same screen (:class:`.tui_floor.FloorCost`), when
     measured in the same run."""
+    pairs: TuiPairs | None = None
+    """Every round of the run this cost is the median round of (:class:`TuiPairs`)."""
+
+
+@dataclass
+class TuiPairs:
+    """The debugger and Textual's floor measured alternately, round after round (as the engine
+    ratios are paired): the host's speed moves within minutes (the floor's p99 from 8 to 76 ms
+    in one session), so a ratio is only fair between runs next to each other. Each round's
+    ratios are its own; the rows quote the median round and the spread."""
+
+    rounds: list[TuiCost]
+    """Each round's debugger cost, its :attr:`TuiCost.floor` the floor measured right after."""
+
+    @property
+    def step_ratios(self) -> list[float]:
+        """Step p99 over the same-rows floor's p99, per round, sorted."""
+        return sorted(c.step_p99 / c.floor.same_p99 for c in self.rounds if c.floor)
+
+    @property
+    def seek_ratios(self) -> list[float]:
+        """Seek p99 over the new-rows floor's p99, per round, sorted."""
+        return sorted(c.seek_p99 / c.floor.new_p99 for c in self.rounds if c.floor)
+
+    def median_round(self, ratio: Callable[[TuiCost], float]) -> TuiCost:
+        """The round whose ``ratio`` is the median (the lower middle of an even count)."""
+        ordered = sorted((c for c in self.rounds if c.floor), key=ratio)
+        return ordered[(len(ordered) - 1) // 2]
 
 
 def _p(values: list[float], q: float) -> float:

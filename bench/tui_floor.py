@@ -178,6 +178,10 @@ class FloorCost:
     step_p50: float = 0.0
     step_p99: float = 0.0
     """Only :data:`STEP_PANES` new, the others the same rows: the shape of a step."""
+    new_cpu_p99: float = 0.0
+    same_cpu_p99: float = 0.0
+    """The main thread's CPU to the paint, p99 (a host that steals time moves the wall clock
+    of one run and not the other's; CPU shows what is Textual's work)."""
 
 
 async def _drive(moves: int) -> FloorCost:
@@ -191,20 +195,23 @@ async def _drive(moves: int) -> FloorCost:
             app.move(-1, True)  # (the rows are made at the first paint of a width: untimed)
             await paints.settled(len(paints.log))
             times: dict[bool | None, list[float]] = {True: [], False: [], None: []}
+            cpus: dict[bool | None, list[float]] = {True: [], False: [], None: []}
             for n in range(moves):
                 for fresh in (True, False, None):  # (None: the step's panes new)
                     since = len(paints.log)
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.thread_time()
                     app.move(n, bool(fresh), None if fresh is not None else STEP_PANES)
-                    done, _ = await paints.settled(since)
+                    done, done_cpu = await paints.settled(since)
                     times[fresh].append(done - start)
+                    cpus[fresh].append(done_cpu - start_cpu)
             await pilot.pause()
     finally:
         paints.uninstall()
     p: Callable[[list[float], float], float] = _p
     return FloorCost(p(times[True], 0.5), p(times[True], 0.99),
                      p(times[False], 0.5), p(times[False], 0.99), moves,
-                     p(times[None], 0.5), p(times[None], 0.99))
+                     p(times[None], 0.5), p(times[None], 0.99),
+                     p(cpus[True], 0.99), p(cpus[False], 0.99))
 
 
 def tui_floor(moves: int = 100) -> FloorCost:
