@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
+import orjson
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
 from callscope.tui.panes.frame_row import EVENT_MAX, carries, short_event
@@ -201,6 +202,23 @@ async def test_at_80_columns_a_row_shows_the_fragment_and_the_call_it_goes_to() 
         row = next(strip.text for strip in app.screen._compositor.render_strips()
                    if "#3 " in strip.text and "delta" in strip.text)
         cropped = row[:pane.outer_size.width]
-        assert '#3  r.f….delta "{"" call 1 lookup_demo_…' in cropped, cropped  # (… at the edge)
+        assert '#3  r.f….delta "{\\"" call 1 lookup_demo…' in cropped, cropped  # (… at the edge)
         summary = cropped.split("delta ", 1)[1]
         assert len(summary.rstrip("│▇ ")) >= 25, summary
+
+
+def test_a_fragment_is_quoted_as_a_json_string_spells_it() -> None:
+    """A fragment of JSON is mostly quotes: shown between bare quotes, ``""Owne"`` could be the
+    fragment ``"Owne``, ``Owne`` in two pairs, or an empty string and ``Owne"``. Its own quotes
+    and backslashes are escaped, as the raw bytes spell them."""
+    from callscope.core.timeline import Timeline
+
+    frames = [{"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+               "output_index": 0, "delta": d} for d in ['"Owne', 'r\\', '"}']]
+    opened = {"type": "response.output_item.added", "output_index": 0, "item": {
+        "type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": ""}}
+    data = b"".join(b"data: " + orjson.dumps(f) + b"\n\n" for f in [opened, *frames])
+    timeline = Timeline.build([(0.0, data)], "openai-responses")
+    shown = [next(text for text, style in carries(timeline, i) if style == "text")
+             for i in (1, 2, 3)]
+    assert shown == ['"\\"Owne"', '"r\\\\"', '"\\"}"']

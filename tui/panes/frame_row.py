@@ -158,7 +158,10 @@ def carries(timeline: Timeline, index: int, preview: int = PREVIEW) -> list[tupl
     ``stop``, ``anomaly``, ``decision``, ``dim``; a fragment or text up to ``preview``
     characters."""
     def _quote(text: str) -> str:
-        return '"' + safe.short(text, preview) + '"'
+        # As a JSON string spells it, so the quotes around it are the only bare ones: a
+        # fragment of JSON (``{"key":``) is mostly quotes, and ``""Owne"`` could be read three
+        # ways. It is how the raw bytes spell it too.
+        return '"' + safe.short(text.replace("\\", "\\\\").replace('"', '\\"'), preview) + '"'
 
     if index >= len(timeline.frame_steps):
         return []
