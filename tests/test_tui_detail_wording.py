@@ -198,3 +198,13 @@ def test_a_vertex_pieces_value_is_shown_as_json_in_the_list_and_the_replay_table
     assert main(["replay", str(path)]) == 0
     out = capsys.readouterr().out
     assert '$.id <- "A"' in out and "'A'" not in out
+
+
+def test_a_fragment_in_the_replay_table_is_a_json_string(capsys):
+    """The replay table's appended fragment was Python's repr (``+'{"'``), where the frame
+    list and the wire spell a JSON string (``+"{\\""``)."""
+    from callscope.tui.cli import main
+
+    assert main(["replay", str(ROOT / "sessions/demo.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert 'appended +"{\\"" (2 chars)' in out and "appended +'" not in out

@@ -56,7 +56,7 @@ class TableWriter:
         if r["action"] == "opened":
             return f" name={inert(str(r['name']), 40)} id={inert(str(r['id']), 40)}"
         if r["action"] == "appended":
-            return f" +{inert(repr(r['fragment']), 40)} ({r['length']} chars)"
+            return f" +{inert(json_text(r['fragment']), 40)} ({r['length']} chars)"
         if r["action"] == "set":
             return f" = {inert(r['text'], 48)} ({r['origin']})"
         if r["action"] == "piece":
