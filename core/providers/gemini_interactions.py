@@ -70,6 +70,10 @@ def _delta_text(delta: dict[str, Any]) -> Any:
     return content.get("text") if isinstance(content, dict) else content
 
 
+MAX_STEP_KEYS = 256
+"""Step keys :meth:`GeminiInteractionsReader.hot_values` remembers per interaction."""
+
+
 class GeminiInteractionsReader(BlockReader):
     name: ClassVar[str] = SPEC.name
     restarted_code: ClassVar[Code] = Code.STEP_RESTARTED
@@ -88,6 +92,9 @@ class GeminiInteractionsReader(BlockReader):
         self._hop_open = False
         self._steps: dict[str, Block] = {}
         self._hop_calls: list[str] = []  # the keys of the current interaction's calls
+        self._step_keys: dict[int, str] = {}
+        """The current interaction's step keys by index, as :meth:`_index_key` spells them (the
+        hot path looks one up per fragment; a stream uses a few indexes per interaction)."""
         self._done = False
 
     # -- frame-level checks ---------------------------------------------------------------
@@ -125,7 +132,7 @@ class GeminiInteractionsReader(BlockReader):
         hops = self._hops
         if hops == 0:
             return None
-        step = self._steps.get(f"hop{hops}/step:{at}" if hops > 1 else f"step:{at}")
+        step = self._steps.get(self._step_keys.get(at) or self._index_key("step", at))
         if step is None or not step.appended:
             return None
         return step.key, fragment
@@ -163,6 +170,7 @@ class GeminiInteractionsReader(BlockReader):
                            restarted)
         self._hop_calls = []
         self._hops += 1
+        self._step_keys = {}
         self._hop_open = True
         interaction = payload.get("interaction")
         if isinstance(interaction, dict):
@@ -336,8 +344,17 @@ class GeminiInteractionsReader(BlockReader):
                          f"{short(payload.get('event_type'))} without an integer index "
                          f"({short(index)})")
             return None
-        prefix = f"hop{self._hops}/" if self._hops > 1 else ""
-        return f"{prefix}{word}:{index}"
+        return self._index_key(word, index)
+
+    def _index_key(self, word: str, index: int) -> str:
+        """The key of this interaction's step (or content) ``index``; a step's is remembered
+        (:attr:`_step_keys`), on either path, so both leave the reader as the other does."""
+        key = f"hop{self._hops}/{word}:{index}" if self._hops > 1 else f"{word}:{index}"
+        if word == "step" and index not in self._step_keys:
+            if len(self._step_keys) >= MAX_STEP_KEYS:  # (a hostile stream's many indexes)
+                self._step_keys.clear()
+            self._step_keys[index] = key
+        return key
 
     def _step(self, key: str, kind: str) -> Block:
         """The open step for a key; a delta for a step never started registers one, so its
