@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 import orjson
+import pytest
 from callscope.core import synth
 from callscope.core.engine import CallPipeline, Engine
 from callscope.core.framing import decode_all, framing_of
@@ -304,3 +305,35 @@ def test_the_declared_shapes_are_what_the_providers_write():
         matched = sum(1 for b in blocks
                       if b.startswith(shape.head) and shape.rest.fullmatch(b, shape.size))
         assert matched > len(blocks) / 2, protocol
+
+
+@pytest.mark.parametrize("beyond", [0, 40])
+def test_an_interaction_with_as_many_steps_as_the_readers_key_memo_holds_or_more(beyond):
+    """Gemini Interactions' reader remembers a step's key by index (at most MAX_STEP_KEYS an
+    interaction), on the hot path and the reference path alike: full, or past the bound, both
+    forget alike, so the reader's state stays the same, and every delta after the first of its
+    step is read hot."""
+    from callscope.core.providers.gemini_interactions import MAX_STEP_KEYS
+
+    def block(payload: dict[str, Any]) -> bytes:
+        return b"event: " + payload["event_type"].encode() + b"\ndata: " + \
+            orjson.dumps(payload) + b"\n\n"
+
+    steps = MAX_STEP_KEYS + beyond
+    out = [block({"interaction": {"id": "v1_a", "status": "in_progress"},
+                  "event_type": "interaction.created"})]
+    for i in range(steps):
+        out.append(block({"index": i, "step": {"id": f"c{i}", "type": "function_call",
+                                               "name": "edit_file", "arguments": {}},
+                          "event_type": "step.start"}))
+    for fragment in ('{"pa', 'th":', '"a"', "}"):  # (every step open at once: the memo churns)
+        for i in reversed(range(steps)):
+            out.append(block({"index": i, "delta": {"arguments": fragment,
+                                                    "type": "arguments_delta"},
+                              "event_type": "step.delta"}))
+    out += [block({"index": i, "event_type": "step.stop"}) for i in range(steps)]
+    out.append(block({"interaction": {"id": "v1_a", "status": "requires_action"},
+                      "event_type": "interaction.completed"}))
+    data = b"".join(out)
+    got = assert_same("gemini-interactions", data, reads(random.Random(4), data))
+    assert got.decoder.frames_emitted - len(got.materialized) >= 3 * steps  # (read hot)
