@@ -71,7 +71,8 @@ def _delta_text(delta: dict[str, Any]) -> Any:
 
 
 MAX_STEP_KEYS = 256
-"""Step keys :meth:`GeminiInteractionsReader.hot_values` remembers per interaction."""
+"""Step keys the reader remembers per interaction (:meth:`GeminiInteractionsReader._index_key`;
+past this many it forgets them all and starts again)."""
 
 
 class GeminiInteractionsReader(BlockReader):
