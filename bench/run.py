@@ -366,8 +366,8 @@ def tui_section(cfg: Config, out: Out) -> object | None:
     stream = _build(Spec("openai-chat", calls=64, events=cfg.tui_events), cfg.seed)
     big = cfg.tui_events > 1000
     # Paired rounds, as the engine ratios are: the debugger, then the floor right after it.
-    # (8 s a kind a round: 40-80 steps and 50-150 seeks as the host goes, so over the three
-    # rounds p99 is not just the slowest sample)
+    # (8 s a kind a round: 40-150 samples as the host goes, so a round's p99 is its slowest
+    # sample or two; the median of three rounds keeps one round's outlier out)
     rounds = []
     for _ in range(3 if big else 1):
         cost = tui_cost(stream, budget=8.0 if big else 2.0)
