@@ -40,7 +40,7 @@ _REASONS = {
     "truncated": "the turn is truncated",
     "invalid_json": "its arguments are not valid JSON (salvaged)",
     "schema": "its arguments break the tool's schema",
-    "unknown_tool": "its tool is not declared as one client tool",
+    "unknown_tool": "no one client tool of that name is declared",
     "provider_error": "the provider reported an error",
 }
 
