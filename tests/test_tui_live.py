@@ -25,7 +25,8 @@ from callscope.net.serve_faults import Faults
 from callscope.net.serve_sessions import load
 from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
-from callscope.tui.captures import CapturesScreen, ProxyApp
+from callscope.tui.captures import ProxyApp
+from callscope.tui.captures_screen import CapturesScreen
 from callscope.tui.commands import help_rows
 from callscope.tui.live import LiveApp
 from callscope.tui.panes.buffers import BuffersPane

@@ -10,8 +10,8 @@ gate verdicts as they happen, and opening a capture that is still streaming foll
 When the app closes, the child is stopped (SIGTERM: streams in flight end their sessions as
 cut, with a time) and the facts it wrote last are applied before the command reports.
 
-:class:`CapturesScreen` is the list; it sits on top of the debugger's panes, which show the
-capture opened last (escape or ``l`` comes back to the list).
+:class:`.captures_screen.CapturesScreen` is the list; it sits on top of the debugger's panes,
+which show the capture opened last (escape or ``l`` comes back to the list).
 """
 
 from __future__ import annotations
@@ -23,14 +23,10 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
-from typing import cast
+from collections.abc import Mapping
 
-from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.content import Content
 from textual.timer import Timer
-from textual.widgets import DataTable, Static
 
 from ..core.errors import CallscopeError
 from ..core.redact import redact_url
@@ -39,7 +35,6 @@ from ..core.tools import ToolSet, tools_from_request
 from ..net.proxy import check_upstream
 from ..net.relay_events import read_event
 from . import safe
-from .capture_columns import COLUMNS, fit, fitted, labels
 from .capture_model import (
     Capture,
     CaptureChunk,
@@ -50,8 +45,8 @@ from .capture_model import (
     fact_of,
     relay_command,
 )
-from .fitted_list import Cells, FittedListScreen, ListingApp
-from .footer import FittingFooter
+from .captures_screen import CapturesScreen
+from .fitted_list import ListingApp
 from .inbox import SLICE, Inbox
 from .live import end_notice
 
@@ -70,61 +65,6 @@ LIST_REFRESH = 0.5
 :data:`~.follow.REFRESH`). Textual's DataTable paints every visible row again after any cell
 changed (its render caches are keyed by an update count): with 20 captures streaming that was
 ~20 ms a paint, a fifth of a core at 10 a second; twice a second still shows the bytes grow."""
-
-
-# -- the list ------------------------------------------------------------------------------------
-
-class CapturesScreen(FittedListScreen):
-    """Every capture of this proxy run, updated as they stream; enter opens one."""
-
-    BINDINGS = [Binding("escape", "app.back_to_capture", "Back to the open capture", show=True),
-                Binding("q", "app.quit", "Quit", show=True)]
-    DEFAULT_CSS = """
-    CapturesScreen { layout: vertical; }
-    CapturesScreen #captures-info { height: auto; padding: 0 1; background: $panel; }
-    CapturesScreen #captures { height: 1fr; }
-    CapturesScreen #captures-log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="captures-info")
-        yield DataTable(id="captures", cursor_type="row", zebra_stripes=True, cell_padding=0)
-        yield Static(id="captures-log")
-        yield FittingFooter()
-
-    def fitted(self, width: int) -> dict[str, int]:
-        return fitted(width)
-
-    def labels(self, width: int) -> dict[str, str]:
-        return labels(width)
-
-    def rows(self) -> Iterable[tuple[str, Cells]]:
-        return ((capture.path, fit(capture.cells(), self.widths, capture.size))
-                for capture in cast(ProxyApp, self.app).captures.values())
-
-    def open(self, key: str) -> None:
-        cast(ProxyApp, self.app).open_capture(key)
-
-    def show(self, captures: list[Capture], info: Content | None, log: list[str] | None) -> None:
-        """Make the rows of ``captures`` again (a cell only where it changed); the info and the
-        log lines when they are given (None: as they were)."""
-        table = self.query_one(DataTable)
-        for capture in captures:
-            cells = fit(capture.cells(), self.widths, capture.size)
-            if capture.path not in table.rows:
-                table.add_row(*cells, key=capture.path)
-                continue
-            for name, cell in zip(COLUMNS, cells, strict=True):
-                if not safe.same(cell, table.get_cell(capture.path, name)):
-                    table.update_cell(capture.path, name, cell)
-        if info is not None:
-            self.query_one("#captures-info", Static).update(info)
-        if log is not None:
-            self.query_one("#captures-log", Static).update(
-                Content("\n").join([safe.content(safe.short(line, 200)) for line in log]))
-
-    def on_screen_resume(self) -> None:
-        cast(ProxyApp, self.app)._show_list()  # what changed while it was hidden
 
 
 # -- the app -------------------------------------------------------------------------------------
