@@ -92,4 +92,3 @@ class TableWriter:
             verdict = c["action"] + (f" ({c['reason']}, rule {c.get('rule')})" if c["action"] == "refuse"
                                      else "")
             self._line(f"   {inert(c['key'], 30)} {inert(c['name'], 30)} {c['bytes']}B -> {verdict}")
-
