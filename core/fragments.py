@@ -11,6 +11,7 @@ made again, equal to the one appended, when asked for. A caller that reads only 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple, overload
 
@@ -90,6 +91,25 @@ class Fragments(Sequence[Fragment]):
                                             strict=True):
             yield Fragment(None if frame == _NO_FRAME else frame, start, end, DRAFTS[draft])
 
+    def frames_over(self, spans: Sequence[tuple[int, int]]) -> set[int]:
+        """The frames of the fragments that overlap any of ``spans`` (character offsets in the
+        call's text, ``(start, end)``, disjoint and in order), found by bisection.
+
+        A call's text grows at its end (each fragment starts where the last ended) until it is
+        set whole again, which starts at 0: so the spans are in order within each run of
+        fragments that begins at a fragment starting at 0, and those are found at C speed."""
+        found: set[int] = set()
+        starts, count = self._starts, len(self._starts)
+        lo = 0
+        while lo < count:
+            try:
+                hi = starts.index(0, lo + 1)
+            except ValueError:
+                hi = count
+            overlapping(self._frames, starts, self._ends, spans, found, lo, hi)
+            lo = hi
+        return found
+
     def __eq__(self, other: object) -> bool:
         if type(other) is Fragments:
             return (self._ends == other._ends and self._starts == other._starts
@@ -98,6 +118,30 @@ class Fragments(Sequence[Fragment]):
 
     def __repr__(self) -> str:
         return f"Fragments({list(self)!r})"
+
+
+def overlapping(frames: Sequence[int], starts: Sequence[int], ends: Sequence[int],
+                spans: Sequence[tuple[int, int]], found: set[int], lo: int = 0,
+                hi: int | None = None) -> None:
+    """Add to ``found`` the frames (a negative one is no frame) of the fragments ``lo`` to
+    ``hi`` (columns whose starts and ends never decrease) that overlap a span of ``spans``
+    (disjoint, in order): a fragment overlaps ``(a, b)`` when it starts before ``b`` and ends
+    after ``a``, so those fragments are the ones between two bisections, for each span in the
+    fragments' range (spans that end before the first fragment starts are skipped)."""
+    hi = len(starts) if hi is None else hi
+    if lo >= hi:
+        return
+    last_end = ends[hi - 1]
+    for n in range(bisect_right(spans, starts[lo], key=_span_end), len(spans)):
+        a, b = spans[n]
+        if a >= last_end:  # (this span and the next ones start after every fragment ends)
+            break
+        i, j = bisect_right(ends, a, lo, hi), bisect_left(starts, b, lo, hi)
+        found.update(f for f in frames[i:j] if f >= 0)
+
+
+def _span_end(span: tuple[int, int]) -> int:
+    return span[1]
 
 
 _COUNTED = "these fragments were counted, not kept (a replay for the outcome only)"
@@ -134,6 +178,9 @@ class FragmentCount(Fragments):
         raise TypeError(_COUNTED)
 
     def __iter__(self) -> Iterator[Fragment]:
+        raise TypeError(_COUNTED)
+
+    def frames_over(self, spans: Sequence[tuple[int, int]]) -> set[int]:
         raise TypeError(_COUNTED)
 
     def __eq__(self, other: object) -> bool:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from .call_buffer import CallBuffer
 from .errors import CallscopeError
 from .events import CALL_CHANGES, Anomaly, CallIdentified, CallOpened, TextAppended
+from .fragments import overlapping
 from .frame import Frame, event_name
 from .frame_columns import FrameColumns
 from .steps import CallStep, FrameStep, Step
@@ -330,19 +331,23 @@ def fields_of(text: str) -> set[str]:
 
 # -- text across fragments -------------------------------------------------------------------
 
-def _occurrence_frames(text: str, spans: Sequence[tuple[int | None, int, int]], needle: str) -> set[int]:
-    """The frames of the fragments (frame, start, end) an occurrence of ``needle`` overlaps."""
-    found: set[int] = set()
+def occurrences(text: str, needle: str) -> list[tuple[int, int]]:
+    """Where ``needle`` occurs in ``text`` (case-insensitive), as disjoint spans in order:
+    occurrences that overlap are one span (a fragment overlaps the span exactly when it
+    overlaps one of them)."""
+    spans: list[tuple[int, int]] = []
     if not needle:
-        return found
+        return spans
     lowered, want = text.lower(), needle.lower()
     at = lowered.find(want)
     while at >= 0:
         end = at + len(want)
-        found.update(frame for frame, start, stop in spans
-                     if frame is not None and start < end and stop > at)
+        if spans and at < spans[-1][1]:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((at, end))
         at = lowered.find(want, at + 1)
-    return found
+    return spans
 
 
 def text_frames(calls: Iterable[CallBuffer], steps: Iterable[Step], needle: str) -> set[int]:
@@ -359,17 +364,21 @@ def add_text_frames(calls: Iterable[CallBuffer], steps: Iterable[Step], needle: 
     """:func:`text_frames` into ``found``, yielding after each call and every
     :data:`STEPS_BATCH` steps."""
     for call in calls:
-        found |= _occurrence_frames(call.text, [(f.frame, f.start, f.end) for f in call.fragments],
-                                    needle)
+        spans = occurrences(call.text, needle)
+        if spans:
+            found |= call.fragments.frames_over(spans)
         yield
-    texts: dict[str, tuple[list[str], list[tuple[int | None, int, int]]]] = {}
+    # Each channel's text and its pieces as columns (frame, start, end: -1 for no frame).
+    texts: dict[str, tuple[list[str], list[int], list[int], list[int]]] = {}
     for read, step in enumerate(steps, 1):
         if not read % STEPS_BATCH:
             yield
         if isinstance(step, CallStep) and isinstance(step.event, TextAppended):
-            parts, spans = texts.setdefault(step.event.channel, ([], []))
-            start = spans[-1][2] if spans else 0
+            parts, frames, starts, ends = texts.setdefault(step.event.channel, ([], [], [], []))
+            start = ends[-1] if ends else 0
             parts.append(step.event.text)
-            spans.append((step.event.frame, start, start + len(step.event.text)))
-    for parts, spans in texts.values():
-        found |= _occurrence_frames("".join(parts), spans, needle)
+            frames.append(-1 if step.event.frame is None else step.event.frame)
+            starts.append(start)
+            ends.append(start + len(step.event.text))
+    for parts, frames, starts, ends in texts.values():
+        overlapping(frames, starts, ends, occurrences("".join(parts), needle), found)

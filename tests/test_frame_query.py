@@ -6,8 +6,11 @@ import pathlib
 
 import pytest
 from callscope.core import frame_query as q
+from callscope.core.call_buffer import CallBuffer
 from callscope.core.session import open_input
 from callscope.core.timeline import Timeline
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -77,3 +80,39 @@ def test_an_invoke_model_chunk_matches_the_event_it_carries() -> None:
                                                     if n in ("message_start", "message_stop")]
     assert hits(timeline, "event = chunk") == [f.index for f in timeline.frames if f.event == "chunk"]
     assert hits(timeline, "not event ~ delta") == [i for i in inner if "delta" not in (inner[i] or "")]
+
+
+# -- the frames an occurrence overlaps, by bisection, against the definition --------------------
+
+def _overlapping_by_definition(text: str, fragments: list[tuple[int | None, int, int]],
+                               needle: str) -> set[int]:
+    """Every fragment checked against every occurrence (quadratic: the definition itself)."""
+    lowered, want = text.lower(), needle.lower()
+    found, at = set(), lowered.find(want) if want else -1
+    while at >= 0:
+        end = at + len(want)
+        found |= {frame for frame, start, stop in fragments
+                  if frame is not None and start < end and stop > at}
+        at = lowered.find(want, at + 1)
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "append", "append", "replace"]),
+                          st.text(alphabet="abAB\"", max_size=5),
+                          st.one_of(st.none(), st.integers(0, 30))), max_size=30),
+       st.text(alphabet="abAB\"", min_size=1, max_size=3))
+def test_the_frames_a_call_text_search_finds_are_the_definitions(
+        changes: list[tuple[str, str, int | None]], needle: str) -> None:
+    """A call's text grows by fragments and is set whole again (whose fragments start at 0
+    again, empty ones included); the frames found by bisection over the columns are those
+    whose fragment overlaps an occurrence, found one by one."""
+    call = CallBuffer("k", None)
+    for kind, text, frame in changes:
+        if kind == "append":
+            call.append(frame, text)
+        else:
+            call.replace(frame, text, "serialized")
+    spans = q.occurrences(call.text, needle)
+    listed = [(f.frame, f.start, f.end) for f in call.fragments]
+    assert call.fragments.frames_over(spans) == _overlapping_by_definition(call.text, listed, needle)
