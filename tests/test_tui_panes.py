@@ -12,8 +12,11 @@ from callscope.tui.app import CallscopeApp
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frame_view import FrameDetailPane
 from callscope.tui.panes.frames import FramesPane
+from callscope.tui.panes.scrolling import QuickScrollBar
 from textual.geometry import Region
 from textual.screen import Screen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -143,6 +146,74 @@ async def test_every_paint_of_a_zoom_shows_the_rows_laid_out_at_the_new_width(
                 await pilot.pause()
             settled = paints[-1]
             assert settled and all(rows == settled for rows in paints)
+
+
+def _cells(strip: Strip) -> list[tuple[str, object]]:
+    return [(ch, segment.style) for segment in strip for ch in segment.text]
+
+
+def _views_with_bars(app: CallscopeApp) -> list[bool]:
+    return [view.show_vertical_scrollbar for view in app.query(ScrollView)]
+
+
+def _bars_as_drawn(app: CallscopeApp) -> list[tuple[object, object]]:
+    """Each scrollbar on screen: (its cells as the screen shows them, as it draws itself now)."""
+    compositor = app.screen._compositor
+    screen = list(compositor.render_strips())
+    shown = []
+    for bar in compositor.visible_widgets:  # (a scroll view's bars are not in the DOM)
+        if not isinstance(bar, QuickScrollBar):
+            continue
+        area = bar.region
+        on_screen = [_cells(screen[y].crop(area.x, area.right)) for y in range(area.y, area.bottom)]
+        drawn = [_cells(s) for s in bar.render_lines(Region(0, 0, area.width, area.height))]
+        shown.append((on_screen, drawn))
+    return shown
+
+
+@pytest.mark.parametrize("size", [(120, 24), (80, 24)])  # (where the panes' rows overflow)
+async def test_a_zoom_is_one_layout_and_one_paint_and_its_scrollbars_are_right(
+        monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]) -> None:
+    """A zoom (and back) lays the screen out once and paints it once (twice where a bar comes
+    or goes): a scrollbar's virtual size and a column's that does not scroll ask for no
+    layout of their own, and the repaint a scrollbar's reactives asked for during the layout
+    is not a second paint of a bar the layout painted as it is. A scroll after it still
+    repaints the bar."""
+    counts = {"layout": 0, "paint": 0}
+    layout, paint = Screen._refresh_layout, Screen._compositor_refresh
+
+    def laid(screen: Screen, *args: object, **kwargs: object) -> None:  # type: ignore[type-arg]
+        counts["layout"] += screen is app.screen
+        layout(screen, *args, **kwargs)  # type: ignore[arg-type]
+
+    def painted(screen: Screen) -> None:  # type: ignore[type-arg]
+        counts["paint"] += screen is app.screen
+        paint(screen)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", laid)
+    monkeypatch.setattr(Screen, "_compositor_refresh", painted)
+    app = demo()
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("end")
+        # (from the buffers pane: the demo's 21 frames fit a zoomed frame list, whose
+        # scrollbar then goes, and a bar that comes or goes is a layout of its own)
+        for key in ("tab", "z", "z", "tab", "z", "escape"):
+            for _ in range(4):
+                await pilot.pause()
+            counts.update(layout=0, paint=0)
+            before = _views_with_bars(app)
+            await pilot.press(key)
+            for _ in range(6):
+                await pilot.pause()
+            if key != "tab":  # (a bar that comes or goes changes its view's width: a layout)
+                layouts = 1 if _views_with_bars(app) == before else 2
+                assert counts == {"layout": layouts, "paint": layouts}, key
+            assert all(on_screen == drawn for on_screen, drawn in _bars_as_drawn(app)), key
+        await pilot.press("shift+tab", "shift+tab", "z", "home")  # (the frame list, scrolled)
+        for _ in range(6):
+            await pilot.pause()
+        bars = _bars_as_drawn(app)
+        assert bars and all(on_screen == drawn for on_screen, drawn in bars)
 
 
 async def test_the_status_line_wraps_at_words_in_a_narrow_terminal() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import Static
@@ -47,6 +47,7 @@ from .panes.decisions import DecisionsPane
 from .panes.frame_view import FrameDetailPane
 from .panes.frames import FramesPane
 from .panes.lane import Lane
+from .panes.scrolling import PlacedColumn
 from .player import Player
 from .screens import PromptScreen
 from .status import StatusLine, show_status, status_line
@@ -116,7 +117,7 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         with Horizontal(id="panes"):
-            with Vertical(id="left"):
+            with PlacedColumn(id="left"):
                 yield FramesPane(id="frames")
                 yield FrameDetailPane(id="frame-detail")
             yield BuffersPane(id="buffers")

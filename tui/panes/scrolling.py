@@ -5,11 +5,12 @@ user's scrolls from its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.color import Color as RichColor
 from rich.style import Style as RichStyle
+from textual.containers import Vertical
 from textual.events import Resize
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
@@ -24,14 +25,23 @@ class QuickScrollBar(ScrollBar):
     time one moves, and on a seek every pane's bar moves."""
 
     _rows: tuple[tuple[object, ...], list[Strip]] | None = None
+    _painted: tuple[object, ...] | None = None
+    """The look of the bar the last time all of it was drawn."""
 
-    def _bar_rows(self) -> list[Strip] | None:
+    def _bar(self) -> tuple[tuple[object, ...], ScrollBarRender] | None:
         bar = self.render()
         if not isinstance(bar, ScrollBarRender) or not self.vertical:
             return None
-        height, width = self.size.height, self.size.width
-        key = (height, width, bar.virtual_size, bar.window_size, bar.position, str(bar.style))
+        return (self.size.height, self.size.width, bar.virtual_size, bar.window_size,
+                bar.position, str(bar.style)), bar
+
+    def _bar_rows(self) -> list[Strip] | None:
+        found = self._bar()
+        if found is None:
+            return None
+        key, bar = found
         if self._rows is None or self._rows[0] != key:
+            height, width = self.size.height, self.size.width
             style = bar.style if isinstance(bar.style, RichStyle) else RichStyle.parse(str(bar.style))
             segments = bar.render_bar(
                 size=height, virtual_size=bar.virtual_size, window_size=bar.window_size,
@@ -41,11 +51,51 @@ class QuickScrollBar(ScrollBar):
             self._rows = (key, [Strip([segment], width) for segment in segments.segments])
         return self._rows[1]
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        return _placed(super()._size_updated, size, virtual_size, container_size)
+
+    def _check_refresh(self) -> None:
+        # A layout moves the bar (its view's new size sets its window and position) and then
+        # paints every region it changed, this bar's whole, as it is by then; the repaint its
+        # reactives asked for meanwhile comes after that paint, as a second one a frame later.
+        if self._repaint_required and self._painted is not None:
+            found = self._bar()
+            if found is not None and found[0] == self._painted:
+                self._repaint_required = False
+        super()._check_refresh()
+
     def render_lines(self, crop: Region) -> list[Strip]:
         rows = self._bar_rows()
         if rows is None or len(rows) < crop.bottom:
+            self._painted = None
             return super().render_lines(crop)
+        if crop.y == 0 and crop.bottom == len(rows) and crop.x == 0 and crop.right >= self.size.width:
+            assert self._rows is not None
+            self._painted = self._rows[0]
         return [rows[y].crop(crop.x, crop.right) for y in range(crop.y, crop.bottom)]
+
+
+class PlacedColumn(Vertical):
+    """A column of panes that never scrolls (``overflow: hidden``): its virtual size is the
+    extent of the children the layout just placed, so a change of it needs no layout of its own."""
+
+    DEFAULT_CSS = """
+    PlacedColumn { overflow: hidden hidden; }
+    """
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        return _placed(super()._size_updated, size, virtual_size, container_size)
+
+
+def _placed(size_updated: Callable[[Size, Size, Size, bool], bool], size: Size,
+            virtual_size: Size, container_size: Size) -> bool:
+    """Textual's ``_size_updated`` for a widget whose virtual size nothing lays out (a
+    scrollbar's is its size; a column that does not scroll has its children's extent): the
+    layout that gave it the size sets it without asking for another. Textual's reactive would
+    lay the whole screen out and paint it a second time, on every zoom and every resize."""
+    return size_updated(size, virtual_size, container_size, False)
 
 
 def set_virtual_size(widget: ScrollView, size: Size) -> None:
