@@ -7,12 +7,13 @@ the timelines a cut replaced.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, cast
 
 from ..core.engine import ChunkStep, DecisionStep
 from ..core.harness import Decision
-from ..core.replay import Chunking
+from ..core.replay import RANDOM_MAX_CHUNK, Chunking
 from ..core.timeline import Timeline
 from . import safe
 from .app_mixin import AppMixin
@@ -28,6 +29,10 @@ BACKGROUND_BYTES = 200_000
 so no key waits for it: indexing runs at about 6 MB/s, and a cut of a 1 MB prefix built at
 once held the ``x`` key 0.15-0.44 s (a recording's first indexing keeps its own threshold,
 :data:`.indexer.BACKGROUND_BYTES`: its first paint comes first)."""
+BACKGROUND_READS = 10_000
+"""A cut or a re-chunk that makes more network reads than this is indexed in slices too,
+whatever its size: the engine takes about 4 µs a read, however small (a cut of a 200 KB
+prefix read a byte at a time, built at once, held the ``x`` key 0.9 s)."""
 AFTER_PAINT = 0.05
 """Seconds from a rebuild key to its first indexing slice: the screen updates at 60 Hz, so its
 paint (a layout, when the panes' scrollbars change) is in before."""
@@ -79,7 +84,8 @@ class RebuildActions(AppMixin):
         self.player.pause()
         old = self.timeline
         self.undo.append((old, self.cursor))
-        if offset <= BACKGROUND_BYTES or self.follower.streaming:
+        reads = bisect_left(old.chunks.ends, offset) + 1  # (the reads that hold the prefix)
+        if _at_once(offset, reads) or self.follower.streaming:
             cut = old.cut_at(offset)
             same_recording(cut, old)
             self._show_cut(cut, offset)
@@ -164,7 +170,8 @@ class RebuildActions(AppMixin):
         old = self.timeline
         before = [s.decision for s in old.log if isinstance(s, DecisionStep)]
         args = (list(old.source), old.protocol_requested, old.tools, nxt, old.cut, old.limits)
-        if recorded_bytes(old) <= BACKGROUND_BYTES:  # (known: summed once per recording)
+        size = recorded_bytes(old) if old.cut is None else old.cut  # (summed once per recording)
+        if _at_once(size, _reads(nxt, size, len(old.source))):
             built = Timeline.build(*args)
             built.end = old.end
             self._show_rechunked(built, frame, before)
@@ -196,3 +203,21 @@ class RebuildActions(AppMixin):
         same = "decisions unchanged" if after == before else "DECISIONS CHANGED (engine bug!)"
         self.notify(f"Chunking {timeline.chunking}: {len(timeline.chunks)} chunks; {same}.",
                     timeout=3, severity="information" if after == before else "error")
+
+
+def _at_once(size: int, reads: int) -> bool:
+    """A rebuild of ``size`` bytes in ``reads`` network reads is quick enough to run in the
+    key that asked for it."""
+    return size <= BACKGROUND_BYTES and reads <= BACKGROUND_READS
+
+
+def _reads(chunking: Chunking, size: int, recorded: int) -> int:
+    """About how many reads ``chunking`` makes of ``size`` bytes (at most: ``recorded``, the
+    reads the recording has, is for the recorded chunking)."""
+    if chunking.mode == "bytes":
+        return -(-size // chunking.size)
+    if chunking.mode == "random":  # (sizes drawn evenly from 1 to the maximum)
+        return size * 2 // (RANDOM_MAX_CHUNK + 1) + 1
+    if chunking.mode == "whole":
+        return 1
+    return recorded
