@@ -10,7 +10,7 @@ join starts from there), which is what lets a timeline be extended read by read.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, overload
@@ -144,6 +144,21 @@ class CallIndex:
         j = bisect_right(self.frag_end, lo, first, n)
         return [(self.frag_end[i - 1] if i > first else 0, self.frag_end[i], self.frag_frame[i])
                 for i in range(j, n)]
+
+    def spans_over(self, k: int, lo: int, hi: int) -> tuple[int, list[tuple[int, int, int | None]]]:
+        """The fragments of the text at step k that overlap offsets [lo, hi) (each one's end
+        after ``lo`` and its start before ``hi``): the index of the first (the call's count of
+        fragments before it) and their (start, end, frame), as :meth:`spans` gives them."""
+        n = bisect_right(self.frag_steps, k)
+        if not n:
+            return 0, []
+        first = self.epoch_first[self.frag_epoch[n - 1]]
+        ends = self.frag_end
+        j = bisect_right(ends, lo, first, n)
+        # (fragment i starts where fragment i - 1 ends: before hi up to the first end >= hi)
+        m = min(n, bisect_left(ends, hi, j, n) + 1)
+        return j, [(ends[i - 1] if i > first else 0, ends[i], self.frag_frame[i])
+                   for i in range(j, m)]
 
     def view(self, k: int, anchor: int) -> CallView:
         """This call at step k; text added after step ``anchor`` is fresh."""

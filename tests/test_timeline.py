@@ -263,6 +263,30 @@ def test_fragment_spans_tile_the_text():
     assert timeline.calls[call.key].spans(k, lo=10)[0] == (9, 15, 4)
 
 
+def test_the_fragments_over_a_range_are_those_of_spans_that_overlap_it() -> None:
+    """``spans_over`` (a lane's row drawn alone) finds by bisection the fragments ``spans``
+    lists that overlap a range, with the index of the first: over texts appended to and set
+    whole again (an epoch each), empty fragments included, at every step."""
+    rng = random.Random(4)
+    for _ in range(200):
+        index = CallIndex("k", 0, 0)
+        for step in range(rng.randrange(1, 30)):
+            index.fragment(step, rng.choice([None, step]), "x" * rng.randrange(0, 5),
+                           rng.random() < 0.1, "raw", Draft.INCOMPLETE)
+        for k in range(-1, len(index.frag_steps) + 1):
+            listed = index.spans(k)
+            before = bisect_right(index.frag_steps, k) - len(listed)  # (fragments of other epochs)
+            total = listed[-1][1] if listed else 0
+            for lo in range(total + 1):
+                for hi in range(lo + 1, total + 2):
+                    want = [(n, span) for n, span in enumerate(listed, before)
+                            if span[1] > lo and span[0] < hi]
+                    first, got = index.spans_over(k, lo, hi)
+                    assert got == [span for _, span in want], (k, lo, hi)
+                    if want:
+                        assert first == want[0][0]
+
+
 # -- growth: a timeline fed read by read equals one built at once ------------------------------------
 
 def _same_view(grown, built, k: int, *, closed: bool) -> None:

@@ -4,9 +4,11 @@ partial drawings that make a step cheap: see tui/panes/rows.py, lane_text.py, fo
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 
 import pytest
 from callscope.core import synth
+from callscope.core.jsonprefix import Draft
 from callscope.core.timeline import Timeline
 from callscope.tui.panes.folding import soft_breaks, soft_wrap_rows
 from callscope.tui.panes.lane_text import argument_lines, argument_row, fold_segments, text_widths
@@ -160,3 +162,32 @@ def test_the_frame_details_rows_are_keyed_by_what_they_show() -> None:
     assert a.row_keys(40)[2] == b.row_keys(40)[2]  # (at 40 the line fits: keyed by content)
     styled = LineWrapped("s", lambda: Content("event —").stylize("bold", 0, 5))
     assert styled.row_keys(40)[0] != a.row_keys(40)[0]  # (spans are part of the look)
+
+
+def test_cells_and_characters_of_a_lane_row_are_those_of_the_prefix_sums() -> None:
+    """A lane row drawn alone finds its characters by cells from the non-ASCII characters
+    alone; the definition is every character's cells summed (wide ones two, combining ones
+    none), the character at a cell the last one starting at or before it."""
+    from itertools import accumulate
+
+    from callscope.core.lanes import CallView
+    from callscope.tui.panes.lane_text import TextRows
+    from callscope.tui.panes.rawbytes import cells
+    from rich.cells import cell_len
+
+    rng = random.Random(8)
+    alphabet = ["a", "b", "{", '"', "é", "数", "🚀", "\u0301", "Æ", "—"]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40)))
+        call = CallView(key="k", order=0, id=None, call_id=None, name=None, kind="function",
+                        text=text, byte_length=0, fragments=0, fresh=None, draft=Draft.EMPTY,
+                        origin="raw", closed=False, closed_frame=None, opened_step=0,
+                        last_frame=None, pieces=0, anomalies=(), disputed=None, wait=None,
+                        decision=None)
+        rows = TextRows(call, None, 0)
+        offsets = [0, *accumulate(cell_len(c) for c in text)]
+        assert rows.cells == offsets[-1] == cells(text)
+        for char in range(len(text) + 1):
+            assert rows._cell_of(char) == offsets[char], (text, char)
+        for cell in range(offsets[-1] + 1):
+            assert rows._char_at(cell) == bisect_right(offsets, cell) - 1, (text, cell)

@@ -8,13 +8,14 @@ visible), and measures the same lines without drawing them.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
-from itertools import accumulate
 from typing import Any, TypeVar
 
 import jiter
 import orjson
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual.content import Content
@@ -29,6 +30,8 @@ from .rawbytes import cells
 from .rows import RowsView
 
 _T = TypeVar("_T")
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 WINDOW = 600
 """Characters of argument text a lane shows at least (the tail, around the newest fragment)."""
@@ -187,32 +190,49 @@ class TextRows:
         self.simple = "\n" not in shown and not safe.has_unsafe(shown)
         self.ascii = shown.isascii()
         self.cells = cells(shown) if self.simple else 0
-        self._fragments: list[tuple[int, int, int | None]] | None = None
-        self._ends: list[int] | None = None
-        self._offsets: list[int] | None = None  # cells before each character (and the total)
+        self._wide: tuple[list[int], list[int], list[int]] | None = None
 
-    def _spans(self) -> tuple[list[tuple[int, int, int | None]], list[int]]:
-        if self._fragments is None or self._ends is None:
-            timeline = self.timeline
-            self._fragments = fragments = timeline.calls[self.call.key].spans(
-                self.k, self.lo) if timeline is not None else []
-            self._ends = [end for _, end, _ in fragments]
-        return self._fragments, self._ends
+    def _spans_over(self, a: int, b: int) -> tuple[int, list[tuple[int, int, int | None]]]:
+        """The fragments over characters [a, b) of the shown text: the index of the first
+        (counted over the call's fragments, whose parity shades it) and their spans."""
+        timeline, lo = self.timeline, self.lo
+        if timeline is None:
+            return 0, []
+        return timeline.calls[self.call.key].spans_over(self.k, lo + a, lo + b)
+
+    def _wide_chars(self) -> tuple[list[int], list[int], list[int]]:
+        """The non-ASCII characters of the shown text (the only ones that may not be one cell
+        wide): their indexes, the cells before each, and each one's cells."""
+        if self._wide is None:
+            at, before, size, extra = [], [], [], 0
+            for match in _NON_ASCII.finditer(self.shown):
+                i, width = match.start(), cell_len(match.group())
+                at.append(i)
+                before.append(i + extra)
+                size.append(width)
+                extra += width - 1
+            self._wide = (at, before, size)
+        return self._wide
 
     def _char_at(self, cell: int) -> int:
-        """The index of the character holding cell ``cell``."""
+        """The index of the character holding cell ``cell`` (of a zero-width one, the next)."""
         if self.ascii:
             return cell
-        if self._offsets is None:
-            self._offsets = [0, *accumulate(cells(c) for c in self.shown)]
-        return bisect_right(self._offsets, cell) - 1
+        at, before, size = self._wide_chars()
+        m = bisect_right(before, cell) - 1
+        if m < 0:  # (ASCII up to there)
+            return cell
+        if cell < before[m] + size[m]:
+            return at[m]
+        return at[m] + 1 + cell - before[m] - size[m]  # (ASCII between it and the next)
 
     def _cell_of(self, char: int) -> int:
+        """Cells before character ``char``."""
         if self.ascii:
             return char
-        self._char_at(0)
-        assert self._offsets is not None
-        return self._offsets[char]
+        at, before, size = self._wide_chars()
+        m = bisect_left(at, char) - 1
+        return char if m < 0 else before[m] + size[m] + char - at[m] - 1
 
     def row(self, st: TextStyles, row: int, width: int) -> tuple[list[Segment], int] | None:
         """Folded row ``row`` of the shown text at ``width`` (None: not the common case)."""
@@ -228,25 +248,23 @@ class TextRows:
         # character may straddle a).
         ia, ib = self._char_at(a), min(len(shown), self._char_at(b - 1) + 1)
         at = self._cell_of(ia)
-        fragments, ends = self._spans()
+        # (only the fragments over the row: a window holds thousands)
+        first, fragments = self._spans_over(ia, ib)
         call = self.call
-        first = call.fragments - len(fragments)
         fs = fe = -1
         if call.fresh is not None:
             fs, fe = max(call.fresh[0], lo) - lo, min(call.fresh[1], lo + len(shown)) - lo
         line: list[Segment] = []
         get, pos = st.get, ia
-        # (fragments end in order: the first one ending past ia is the first in the row)
-        i = bisect_right(ends, lo + ia)
-        while i < len(fragments) and pos < ib:
-            start, end, frame = fragments[i]
+        for i, (start, end, frame) in enumerate(fragments, first):
+            if pos >= ib:
+                break
             s, e = max(max(start, lo) - lo, ia), min(end - lo, ib)
             if e > s:
                 if s > pos:  # (text no fragment carried: never shaded)
                     _plain_pieces(line, shown, pos, s, False, None, fs, fe, get)
-                _plain_pieces(line, shown, s, e, bool((first + i) % 2), frame, fs, fe, get)
+                _plain_pieces(line, shown, s, e, bool(i % 2), frame, fs, fe, get)
                 pos = e
-            i += 1
         if pos < ib:
             _plain_pieces(line, shown, pos, ib, False, None, fs, fe, get)
         if at == a and self._cell_of(ib) - at == b - a:
