@@ -191,3 +191,40 @@ def test_cells_and_characters_of_a_lane_row_are_those_of_the_prefix_sums() -> No
             assert rows._cell_of(char) == offsets[char], (text, char)
         for cell in range(offsets[-1] + 1):
             assert rows._char_at(cell) == bisect_right(offsets, cell) - 1, (text, cell)
+
+
+async def test_a_lane_turning_fresh_changes_its_top_edge_and_text_only() -> None:
+    """The lane a step writes to is marked on its top edge (and its new text): its other rows
+    keep their keys and look, so a step from a step that added no text (a read, another
+    frame) to one that does draws a row or two of the lane, not all of it."""
+    import dataclasses
+
+    from callscope.tui.app import CallscopeApp
+    from callscope.tui.panes.buffers import BuffersPane
+    from callscope.tui.panes.lane import Lane
+
+    timeline = _timeline(6, True)
+    app = CallscopeApp([], source="test", timeline=timeline)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(BuffersPane)
+        checked = 0
+        for k in range(len(timeline) // 2, len(timeline), 97):
+            for call in timeline.view(k).calls:
+                if call.fresh is None:
+                    continue
+                width = 61
+                fresh = Lane(call, timeline, k, False)
+                stale = Lane(dataclasses.replace(call, fresh=None), timeline, k, False)
+                keys, before = fresh.row_keys(width), stale.row_keys(width)
+                assert keys[0] != before[0]  # the top edge says which lane grew
+                drawn = [fresh.render_row(r, width, pane) for r in range(fresh.rows(width))]
+                plain = [stale.render_row(r, width, pane) for r in range(stale.rows(width))]
+                assert drawn[0].text == plain[0].text and list(drawn[0]) != list(plain[0])
+                head = next(i for i, row in enumerate(fresh._layout(width)) if row[0] == "text")
+                for r in range(1, head):  # (the head: above the text, the same rows)
+                    assert keys[r] == before[r] and list(drawn[r]) == list(plain[r]), r
+                for r in range(1, len(drawn)):  # the sides: the same segments either way
+                    assert drawn[r][0] == plain[r][0] and list(drawn[r])[-1] == list(plain[r])[-1]
+                checked += 1
+        assert checked >= 3

@@ -200,13 +200,16 @@ class Lane(Block):
         return line, cells(safe.plain(shown[start:fs]))
 
     def row_keys(self, width: int) -> list[Hashable]:
-        return [(inner, self._part) if inner is not None else ("lane-row", self.key, i, width)
+        # (the sides are the same whether the lane is fresh: only its top edge says so)
+        side, top = self._side, self._part
+        return [(inner, top if i == 0 else side) if inner is not None
+                else ("lane-row", self.key, i, width)
                 for i, inner in enumerate(self._inner_keys(width))]
 
     def _inner_keys(self, width: int) -> list[Hashable | None]:
         """What the inside of each row shows (between the side borders), or None for a row that
-        may change: the same for the lane with or without its fresh border, which a step turns
-        on and off (most steps add no argument text, the next one does)."""
+        may change: the same whether the lane is fresh or not, which a step turns on and off
+        (most steps add no argument text, the next one does)."""
         keys = self._keys.get(width)
         if keys is not None:
             return keys
@@ -261,7 +264,15 @@ class Lane(Block):
 
     @property
     def _part(self) -> str:
+        """The top edge's style: the lane's own, or fresh (its text grew at this step)."""
         return "selected" if self.selected else "fresh" if self.fresh else "border"
+
+    @property
+    def _side(self) -> str:
+        """The sides' and the bottom edge's style. Freshness is marked on the top edge (with
+        the fresh text itself), not on every row: a lane turning fresh or back, as most steps
+        do, would otherwise make all of its rows on screen anew (about 40)."""
+        return "selected" if self.selected else "border"
 
     def _look(self, view: RowsView) -> tuple[Style, Style, list[Segment], list[Segment]]:
         """(border, base, left, right): the border's style, the text's base style and the
@@ -273,7 +284,7 @@ class Lane(Block):
             self._looks = self._rows_cache = None
             self._folded.clear()
         if self._looks is None:
-            border = view.get_visual_style(f"buffers--{self._part}")
+            border = view.get_visual_style(f"buffers--{self._side}")
             base = view.visual_style + (border.background_style if self.selected else Style())
             bar = "║" if self.selected else "│"
             left = list(Content.styled(bar + " ", border).render_segments(base))
@@ -324,7 +335,9 @@ class Lane(Block):
         kind, a, b = self._layout(width)[row]
         border, base, left, right = self._look(view)
         if kind == "top":
-            return self._edge(width, self.title(), True, border, base, view)
+            edge = border if self._part == self._side else view.get_visual_style(
+                f"buffers--{self._part}")
+            return self._edge(width, self.title(), True, edge, base, view)
         if kind == "bottom":
             return self._edge(width, _outcome(self.call), False, border, base, view)
         if kind == "blank":
