@@ -96,8 +96,8 @@ class Fragments(Sequence[Fragment]):
         call's text, ``(start, end)``, disjoint and in order), found by bisection.
 
         A call's text grows at its end (each fragment starts where the last ended) until it is
-        set whole again, which starts at 0: so the spans are in order within each run of
-        fragments that begins at a fragment starting at 0, and those are found at C speed."""
+        set whole again, which starts at 0: so the fragments' offsets never decrease within
+        each run that begins at a fragment starting at 0 (found at C speed, ``array.index``)."""
         found: set[int] = set()
         starts, count = self._starts, len(self._starts)
         lo = 0

@@ -56,9 +56,10 @@ class QuickScrollBar(ScrollBar):
         return _placed(super()._size_updated, size, virtual_size, container_size)
 
     def _check_refresh(self) -> None:
-        # A layout moves the bar (its view's new size sets its window and position) and then
-        # paints every region it changed, this bar's whole, as it is by then; the repaint its
-        # reactives asked for meanwhile comes after that paint, as a second one a frame later.
+        # A repaint of a bar already drawn whole with the look it has now is skipped: a layout
+        # moves the bar (its view's new size sets its window and position), then paints every
+        # region it changed, this bar's whole, as it is by then; the repaint its reactives
+        # asked for meanwhile would come after that paint, as a second one a frame later.
         if self._repaint_required and self._painted is not None:
             found = self._bar()
             if found is not None and found[0] == self._painted:
