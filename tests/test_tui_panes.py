@@ -482,3 +482,35 @@ async def test_the_zoomed_decisions_show_the_whole_headline_at_80x24() -> None:
         await pilot.press("z")
         await pilot.pause(0.3)
         assert summary.virtual_size.height > summary.size.height
+
+
+async def test_a_scrollbar_skips_a_repaint_only_of_the_look_it_drew_whole(monkeypatch) -> None:
+    """A bar drawn whole in its current look skips a repaint asked for meanwhile; once part of
+    it was drawn in another look, a repaint in the first look is painted again."""
+    from textual import messages
+
+    app = demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        bar = next(w for w in app.screen._compositor.visible_widgets
+                   if isinstance(w, QuickScrollBar))
+        def repaint() -> bool:
+            """Whether a repaint asked for now reaches the screen (as an Update message)."""
+            posted: list[object] = []
+            screen = app.screen
+            with monkeypatch.context() as patch:
+                patch.setattr(screen, "post_message", lambda m: posted.append(m) or True)
+                bar._repaint_required = True
+                bar._check_refresh()
+            return any(isinstance(m, messages.Update) for m in posted)
+
+        height, width = bar.size.height, bar.size.width
+        start = bar.position
+        bar.render_lines(Region(0, 0, width, height))  # drawn whole
+        assert not repaint()  # (the screen shows it as it is)
+        bar.position = start + 1 if start == 0 else start - 1  # another look ...
+        assert repaint()
+        bar.render_lines(Region(0, 0, width, 1))  # ... its first row drawn in it
+        bar.position = start  # the first look again: the screen is not all of it
+        assert repaint()

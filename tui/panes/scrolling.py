@@ -71,9 +71,11 @@ class QuickScrollBar(ScrollBar):
         if rows is None or len(rows) < crop.bottom:
             self._painted = None
             return super().render_lines(crop)
+        assert self._rows is not None
         if crop.y == 0 and crop.bottom == len(rows) and crop.x == 0 and crop.right >= self.size.width:
-            assert self._rows is not None
             self._painted = self._rows[0]
+        elif self._painted != self._rows[0]:  # (part of it drawn in another look)
+            self._painted = None
         return [rows[y].crop(crop.x, crop.right) for y in range(crop.y, crop.bottom)]
 
 
