@@ -75,7 +75,7 @@ async def test_an_undo_while_a_cut_is_indexed_drops_its_indexing(monkeypatch) ->
 async def test_a_rebuild_of_many_reads_is_indexed_in_the_background_whatever_its_size(
         monkeypatch) -> None:
     """A cut or a re-chunk is built in its key only when it is small in bytes *and* in reads:
-    the demo's 8 KB are 81 recorded reads (at once), or 8329 read a byte at a time (each read
+    the demo's 8 KB are 81 recorded reads (at once), or 8,329 read a byte at a time (each read
     costs the engine as much as a larger one: in slices)."""
     monkeypatch.setattr(app_rebuild, "BACKGROUND_READS", 1000)
     from callscope.core.session import open_input
@@ -83,7 +83,7 @@ async def test_a_rebuild_of_many_reads_is_indexed_in_the_background_whatever_its
     app = CallscopeApp([(c.t, c.data) for c in session.chunks()], source="demo")
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        app._cut(5000)  # (recorded: 50 reads hold the first 5000 bytes)
+        app._cut(5000)  # (recorded: 48 reads hold the first 5000 bytes)
         assert not app.building and app.timeline.cut == 5000
         app.action_undo_cut()
         app.action_cycle_chunking()  # recorded -> bytes:1: 8329 reads
