@@ -137,18 +137,13 @@ class CallIndex:
 
     def spans(self, k: int, lo: int = 0) -> list[tuple[int, int, int | None]]:
         """(start, end, frame) of the fragments that make the text at step k, from offset lo."""
-        n = bisect_right(self.frag_steps, k)
-        if not n:
-            return []
-        first = self.epoch_first[self.frag_epoch[n - 1]]
-        j = bisect_right(self.frag_end, lo, first, n)
-        return [(self.frag_end[i - 1] if i > first else 0, self.frag_end[i], self.frag_frame[i])
-                for i in range(j, n)]
+        return self.spans_over(k, lo)[1]
 
-    def spans_over(self, k: int, lo: int, hi: int) -> tuple[int, list[tuple[int, int, int | None]]]:
+    def spans_over(self, k: int, lo: int, hi: int | None = None
+                   ) -> tuple[int, list[tuple[int, int, int | None]]]:
         """The fragments of the text at step k that overlap offsets [lo, hi) (each one's end
-        after ``lo`` and its start before ``hi``): the index of the first (the call's count of
-        fragments before it) and their (start, end, frame), as :meth:`spans` gives them."""
+        after ``lo`` and its start before ``hi``; None: to the end): the index of the first
+        (the call's count of fragments before it) and their (start, end, frame)."""
         n = bisect_right(self.frag_steps, k)
         if not n:
             return 0, []
@@ -156,7 +151,7 @@ class CallIndex:
         ends = self.frag_end
         j = bisect_right(ends, lo, first, n)
         # (fragment i starts where fragment i - 1 ends: before hi up to the first end >= hi)
-        m = min(n, bisect_left(ends, hi, j, n) + 1)
+        m = n if hi is None else min(n, bisect_left(ends, hi, j, n) + 1)
         return j, [(ends[i - 1] if i > first else 0, ends[i], self.frag_frame[i])
                    for i in range(j, m)]
 
