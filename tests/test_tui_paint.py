@@ -11,7 +11,15 @@ from callscope.tui.gcpolicy import RARE_FULL
 from callscope.tui.panes.buffers import BuffersPane
 from callscope.tui.panes.decisions import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
+from callscope.tui.panes.paint import filtered
 from callscope.tui.panes.rows import RowsView
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.segment import Segment
+from rich.style import Style
+from rich.terminal_theme import DEFAULT_TERMINAL_THEME
+from textual.color import Color
+from textual.filter import ANSIToTruecolor
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 PARALLEL = FIXTURES / "openai-chat" / "parallel_tool_calls_two_functions.sse"
@@ -221,3 +229,31 @@ async def test_a_theme_change_redraws_every_lane_in_the_new_theme():
     lanes, which must drop what they drew in the old styles (review: 18 of 32 rows stale)."""
     for select in (False, True):
         assert await _buffers_after(False, select) == await _buffers_after(True, select)
+
+
+_STYLES = [None, Style(color="#c0c0c0", bgcolor="#1e1e1e"), Style(color="red"),
+           Style(bgcolor="blue"), Style(color="#a0a0a0", dim=True), Style(color="default"),
+           Style(bold=True), Style(color="#e0c060", meta={"@click": "app.goto_frame(3)"}),
+           Style(color="bright_green", bgcolor="#000000", dim=True)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.text(max_size=3), st.sampled_from(_STYLES)),
+                         max_size=6), min_size=1, max_size=4),
+       st.sampled_from([Color(30, 30, 30), Color(250, 250, 250)]))
+def test_the_truecolor_filter_skipped_only_where_it_changes_nothing(rows, background):
+    """paint.filtered gives what the filter's own apply gives, row after row with what it
+    remembered of the rows before (the same styles, ANSI colours and dim made truecolor), and
+    the row itself when it changes nothing."""
+    line_filter = ANSIToTruecolor(DEFAULT_TERMINAL_THEME)
+    unchanged: set[Style] = set()
+    for row in rows:
+        segments = [Segment(text, style) for text, style in row]
+        ours = filtered(line_filter, segments, background, unchanged)
+        theirs = line_filter.apply(segments, background)
+        assert [(s.text, s.style) for s in ours] == [(s.text, s.style) for s in theirs]
+        if ours is segments:  # (skipped: every style was seen unchanged)
+            assert all(s.style is None or s.style in unchanged for s in segments)
+        if all(s.style is None or s.style == t.style for s, t in zip(segments, theirs,
+                                                                     strict=True)):
+            assert filtered(line_filter, segments, background, unchanged) is segments

@@ -26,9 +26,11 @@ from collections.abc import Hashable
 from typing import Any, Protocol
 
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual._border import get_box
 from textual._segment_tools import make_blank
 from textual.color import Color
+from textual.filter import ANSIToTruecolor, LineFilter
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.style import Style
@@ -36,6 +38,8 @@ from textual.widget import Widget
 
 ROWS_PER_HEIGHT = 3
 """Finished rows kept, per row of the widget's height (a screenful and what scrolled off)."""
+TRUECOLOR_KEPT = 4096
+"""Styles :func:`filtered` remembers as unchanged, at most (a lane links each frame's text)."""
 
 
 class KeyedRows(Protocol):
@@ -48,7 +52,7 @@ class KeyedRows(Protocol):
 class PaintCache:
     """A widget's finished rows by content key (insertion-ordered dict used as an LRU)."""
 
-    __slots__ = ("rows", "epoch", "limit", "frame")
+    __slots__ = ("rows", "epoch", "limit", "frame", "truecolor")
 
     def __init__(self) -> None:
         self.rows: dict[Hashable, Strip] = {}
@@ -56,10 +60,13 @@ class PaintCache:
         self.limit = 64
         self.frame: _Frame | None = None
         """How a content row is finished in this epoch (None: through Textual's method)."""
+        self.truecolor: set[RichStyle] = set()
+        """Styles the truecolor filter leaves as they are, in this epoch (see :func:`filtered`)."""
 
     def clear(self) -> None:
         self.rows.clear()
         self.epoch = None
+        self.truecolor.clear()
 
 
 class _Frame:
@@ -132,6 +139,7 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
     rows = cache.rows
     if epoch != cache.epoch:
         rows.clear()
+        cache.truecolor.clear()
         cache.epoch = epoch
         cache.limit = max(64, ROWS_PER_HEIGHT * height)
         cache.frame = _frame(widget, base_background, background, opacity)
@@ -154,7 +162,7 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
                 # segments as Strip.apply_filter applies them, without a strip per stage.
                 segments = frame.segments(widget.render_line(y - top))
                 for line_filter in filters:
-                    segments = line_filter.apply(segments, background)
+                    segments = filtered(line_filter, segments, background, cache.truecolor)
                 strip = Strip(segments, frame.width)
             else:
                 if title is None:
@@ -178,6 +186,32 @@ def render_lines(widget: Widget, cache: PaintCache, row_key: KeyedRows, scroll_y
             if link_style:
                 strips = [strip.style_links(hover.link_id, link_style) for strip in strips]
     return strips
+
+
+def filtered(line_filter: LineFilter, segments: list[Segment], background: Color,
+             unchanged: set[RichStyle]) -> list[Segment]:
+    """``line_filter.apply(segments, background)``, or ``segments`` themselves when the filter
+    is Textual's truecolor one (every app has it) and changes none of their styles: a theme's
+    colours are truecolor already, and the filter copies every segment of every row drawn.
+    ``unchanged``: styles known to be left as they are (kept by the caller, per background)."""
+    if type(line_filter) is not ANSIToTruecolor:
+        return line_filter.apply(segments, background)
+    if len(unchanged) > TRUECOLOR_KEPT:
+        unchanged.clear()
+    for _, style, control in segments:
+        if control is not None:
+            return line_filter.apply(segments, background)
+        if style is None or style in unchanged:
+            continue
+        # What ANSIToTruecolor.truecolor_style changes: a colour with no triplet (a terminal
+        # colour), and dim text with a colour. A style's links and meta it never looks at, so
+        # a lane's new link styles (one per frame) are checked here, not copied.
+        color, bgcolor = style.color, style.bgcolor
+        if ((color is not None and (color.triplet is None or style.dim))
+                or (bgcolor is not None and bgcolor.triplet is None)):
+            return line_filter.apply(segments, background)
+        unchanged.add(style)
+    return segments
 
 
 def _labels(widget: Widget, base_background: Color) -> tuple[Any, Any]:
