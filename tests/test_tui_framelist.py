@@ -7,11 +7,17 @@ import pathlib
 
 import orjson
 from callscope.core.session import open_input
+from callscope.tui import safe
 from callscope.tui.app import CallscopeApp
-from callscope.tui.panes.frame_row import EVENT_MAX, carries, short_event
+from callscope.tui.panes.frame_row import EVENT_MAX, carries, row, short_event
 from callscope.tui.panes.frame_view import FrameDetailPane
 from callscope.tui.panes.frames import FramesPane
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_tui import check_in_sync
+from textual.color import Color
+from textual.content import Content
+from textual.style import Style
 from textual.widgets import Input
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -222,3 +228,42 @@ def test_a_fragment_is_quoted_as_a_json_string_spells_it() -> None:
     shown = [next(text for text, style in carries(timeline, i) if style == "text")
              for i in (1, 2, 3)]
     assert shown == ['"\\"Owne"', '"r\\\\"', '"\\"}"']
+
+
+_PIECE_STYLES = ["", "bold", Style(foreground=Color(200, 100, 0)), Style(bold=True, dim=True)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet=st.sampled_from(
+    ["a", " ", "\x1b", "\n", "\u202e", "\u200b", "日", "é", "\x00", "["]), max_size=6),
+    st.sampled_from(_PIECE_STYLES)), max_size=8))
+def test_a_line_assembled_is_the_pieces_made_safe_and_assembled(pieces):
+    """safe.Line gives what Content.assemble of each piece's safe.content gives: the same
+    text, the same spans (so the same segments drawn)."""
+    line = safe.Line("italic")
+    for text, style in pieces:
+        line.add(text, style)
+    built = line.content()
+    expected = Content.assemble(*(safe.content(text, style, "italic") for text, style in pieces))
+    assert built.plain == expected.plain
+    assert built.spans == expected.spans
+    assert line.length == len(expected.plain)
+
+
+async def test_a_row_with_its_gutter_is_the_gutter_then_the_row_cut_alone() -> None:
+    """frame_row.row with a gutter: the gutter, then the row as drawn (and cut) without it,
+    for every frame of the demo at widths that cut some rows and not others."""
+    app = demo_app()
+    async with app.run_test(size=SIZE):
+        pane = app.query_one(FramesPane)
+        st_ = pane._styles()
+        gutter = (("▌", st_["bar"]), ("◆", st_["match"]))
+        for cells in (0, 30, 57, 200):
+            for i in range(len(app.timeline.frames)):
+                for base in (Style(), st_["current"], st_["future"]):
+                    alone = row(app.timeline, i, pane.columns, base, i % 3 == 0, st_, cells)
+                    joined = row(app.timeline, i, pane.columns, base, i % 3 == 0, st_, cells,
+                                 gutter)
+                    expected = Content.assemble(*gutter, alone)
+                    assert joined.plain == expected.plain, (cells, i)
+                    assert joined.spans == expected.spans, (cells, i)

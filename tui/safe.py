@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rich.cells import cell_len, get_character_cell_size
-from textual.content import Content
+from textual.content import Content, Span
 from textual.style import Style
 
 from ..core import inert
@@ -49,6 +49,45 @@ def content(text: str, style: Style | str = "", escape: Style | str = "dim itali
     parts: list[tuple[str, Style | str]] = [(run, escape if is_escape else style)
                                             for run, is_escape in pieces(text)]
     return Content.assemble(*parts, strip_control_codes=False)
+
+
+class Line:
+    """Pieces of untrusted text assembled into one Content: what ``Content.assemble`` of
+    ``content(text, style, escape)`` for each piece gives (the same text and spans), without
+    a Content per piece (a row of the frame list has a dozen)."""
+
+    __slots__ = ("_text", "_spans", "_at", "escape")
+
+    def __init__(self, escape: Style | str = "dim italic") -> None:
+        self._text: list[str] = []
+        self._spans: list[Span] = []
+        self._at = 0
+        self.escape = escape
+
+    def add(self, text: str, style: Style | str = "") -> None:
+        """``text`` in ``style``, its unsafe characters made visible in the escape style."""
+        if not has_unsafe(text):
+            self._put(text, style)
+            return
+        for run, is_escape in pieces(text):
+            self._put(run, self.escape if is_escape else style)
+
+    def _put(self, text: str, style: Style | str) -> None:
+        if not text:
+            return
+        self._text.append(text)
+        end = self._at + len(text)
+        if style:
+            self._spans.append(Span(self._at, end, style))
+        self._at = end
+
+    @property
+    def length(self) -> int:
+        """Characters so far."""
+        return self._at
+
+    def content(self) -> Content:
+        return Content("".join(self._text), self._spans)
 
 
 def lines(text: str, style: Style | str = "", escape: Style | str = "dim italic") -> Content:

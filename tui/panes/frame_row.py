@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual.content import Content
 from textual.style import Style
 
@@ -238,27 +239,34 @@ def _counted(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def row(timeline: Timeline, index: int, cols: Columns, base: Style, matched: bool,
-        st: dict[str, Style], cells: int = 0) -> Content:
-    """Frame ``index``'s row (no gutter), in ``base`` (its role's style); ``st``: the pane's
-    component styles (``match`` marks a search match's event, ``escape`` an escape made
-    visible, and one per piece of :func:`carries`). ``cells``: the row's width, if known: what
-    the frame carries fills it (not :data:`PREVIEW` characters of it) and a row longer than
-    that ends in … at its edge rather than anywhere in a word."""
+        st: dict[str, Style], cells: int = 0,
+        gutter: tuple[tuple[str, Style], ...] = ()) -> Content:
+    """Frame ``index``'s row, in ``base`` (its role's style); ``st``: the pane's component
+    styles (``match`` marks a search match's event, ``escape`` an escape made visible, and one
+    per piece of :func:`carries`). ``cells``: the row's width, if known: what the frame
+    carries fills it (not :data:`PREVIEW` characters of it) and a row longer than that ends in
+    … at its edge rather than anywhere in a word. ``gutter``: pieces drawn before the columns
+    (their cells not counted in ``cells``)."""
     frame = timeline.frames[index]
     width = cols.event_cells
     protocol = timeline.state.protocol
     kind = short_event(kind_of(frame, framing_of(protocol), protocol), width)
     shown = safe.plain(kind)
-    parts: list[Content] = [
-        Content.styled(fixed(timeline, index, cols), base),
-        safe.content(kind, st["match"] if matched else base, st["escape"]),
-        Content.styled(" " * max(1, width + 1 - len(shown)), base),
-    ]
+    line = safe.Line(st["escape"])
+    for mark, mark_style in gutter:
+        line.add(mark, mark_style)
+    columns = fixed(timeline, index, cols)  # (ours: one cell per character)
+    line.add(columns, base)
+    line.add(kind, st["match"] if matched else base)
+    line.add(" " * max(1, width + 1 - len(shown)), base)
     plain = base == st["future"]  # a frame not decoded yet: all of it dimmed
-    room = cells - len(parts[0].plain) - max(width + 1, len(shown) + 1)
+    room = cells - len(columns) - max(width + 1, len(shown) + 1)
     for n, (text, style) in enumerate(carries(timeline, index, max(PREVIEW, room))):
         if n:
-            parts.append(Content.styled(" ", base))
-        parts.append(safe.content(text, base if plain else base + st[style], st["escape"]))
-    line = Content.assemble(*parts)
-    return line.truncate(cells, ellipsis=True) if 0 < cells < line.cell_length else line
+            line.add(" ", base)
+        line.add(text, base if plain else base + st[style])
+    content = line.content()
+    if cells <= 0:
+        return content
+    limit = cell_len("".join(text for text, _ in gutter)) + cells  # (the gutter is never cut)
+    return content.truncate(limit, ellipsis=True) if limit < content.cell_length else content

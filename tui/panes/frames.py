@@ -361,13 +361,12 @@ class FramesPane(PaneScroll, can_focus=False):
         assert self.timeline is not None
         st = self._styles()
         # The gutter: a bar on the current frame, a diamond on search matches.
-        gutter = Content.assemble(("▌" if role == "current" else " ", st["bar"]),
-                                  ("◆" if index in self.matches else " ", st["match"]))
+        gutter = (("▌" if role == "current" else " ", st["bar"]),
+                  ("◆" if index in self.matches else " ", st["match"]))
         base = {"current": st["current"], "future": st["future"], "arrived": st["dim"]}.get(
             role, Style())
-        line = Content.assemble(gutter, row(self.timeline, index, self.columns, base,
-                                            index in self.matches, st,
-                                            self._layout_width - GUTTER))
+        line = row(self.timeline, index, self.columns, base, index in self.matches, st,
+                   self._layout_width - GUTTER, gutter)
         return [Strip(line.render_segments(self.visual_style), line.cell_length)]
 
     def _tail_strips(self) -> list[Strip]:
