@@ -280,6 +280,9 @@ class CallscopeApp(SearchActions, RebuildActions, OutputActions, PaneActions, Ap
     def on_frames_pane_frame_selected(self, message: FramesPane.FrameSelected) -> None:
         self.action_goto_frame(message.index)
 
+    def on_lane_fragment_clicked(self, message: Lane.FragmentClicked) -> None:
+        self.action_goto_frame(message.frame)
+
     def on_lane_selected(self, message: Lane.Selected) -> None:
         self.selected = message.key
         self.action_call_frame()

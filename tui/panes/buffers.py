@@ -191,8 +191,6 @@ class BuffersPane(RowsView):
             self.show_block(target)
 
     def on_click(self, event: Click) -> None:
-        if event.style.meta.get("@click") is not None:
-            return  # a fragment: its link moves to the frame
         offset = event.get_content_offset(self)
         row = None if offset is None else offset.y + round(self.scroll_y)
         i = None if row is None else self.block_at(row)
@@ -200,7 +198,11 @@ class BuffersPane(RowsView):
             return
         block = self.blocks[i]
         if isinstance(block, Lane):
-            self.post_message(Lane.Selected(block.call.key))
+            assert offset is not None
+            frame = block.frame_at(row - self.block_top(i), offset.x, self._width, self)
+            # (a fragment goes to the frame that sent it; elsewhere the click selects the lane)
+            self.post_message(Lane.Selected(block.call.key) if frame is None
+                              else Lane.FragmentClicked(frame))
         elif isinstance(block, CallList):
             call = block.call_at(row - self.block_top(i))
             if call is not None:

@@ -28,6 +28,7 @@ from .folding import fold_rows, wrap_rows
 from .lane_text import (
     INNER_ROWS,
     TextRows,
+    TextStyles,
     argument_lines,
     draft_preview,
     earlier,
@@ -79,6 +80,13 @@ class Lane(Block):
         def __init__(self, key: str) -> None:
             super().__init__()
             self.key = key
+
+    class FragmentClicked(Message):
+        """A click on a fragment of the lane's text: ``frame`` sent it."""
+
+        def __init__(self, frame: int) -> None:
+            super().__init__()
+            self.frame = frame
 
     def __init__(self, call: CallView, timeline: Timeline | None, k: int, selected: bool) -> None:
         self.call, self.timeline, self.k, self.selected = call, timeline, k, selected
@@ -246,13 +254,14 @@ class Lane(Block):
         self._keys[width] = keys
         return keys
 
-    def text_lines(self, view: RowsView, base: Style | None = None) -> list[list[Segment]]:
-        """The argument text's lines, as drawn (segments)."""
+    def text_lines(self, view: RowsView, base: Style | None = None,
+                   styles: TextStyles | None = None) -> list[list[Segment]]:
+        """The argument text's lines, as drawn (segments); in ``styles`` if given."""
         if not self.call.text:
             return [list(Content.styled("(no argument text yet)", "$text-muted italic")
                          .render_segments(base or view.visual_style))]
         return argument_lines(self.call, self.timeline, self.k,
-                              text_styles(view, base or view.visual_style))
+                              styles or text_styles(view, base or view.visual_style))
 
     def plain(self, view: RowsView) -> str:
         """The lane's text as drawn, one logical line a line (for tests and copying)."""
@@ -301,35 +310,59 @@ class Lane(Block):
         """The argument text folded into rows (drawn once per lane, when a text row is)."""
         rows = self._folded.get(width)
         if rows is None:
-            lines = self.text_lines(view, self._look(view)[1])
-            widths = self._measured[1] if self.call.text else [None] * len(lines)
-            rows = []
-            for segments, width_cells in zip(lines, widths, strict=True):
-                rows += fold_segments(segments, width_cells, width - 4)
-            self._folded[width] = rows
+            rows = self._folded[width] = self._fold(width, view)
+        return rows
+
+    def _fold(self, width: int, view: RowsView, styles: TextStyles | None = None
+              ) -> list[tuple[list[Segment], int]]:
+        lines = self.text_lines(view, self._look(view)[1], styles)
+        widths = self._measured[1] if self.call.text else [None] * len(lines)
+        rows: list[tuple[list[Segment], int]] = []
+        for segments, width_cells in zip(lines, widths, strict=True):
+            rows += fold_segments(segments, width_cells, width - 4)
         return rows
 
     @cached_property
     def _text_source(self) -> TextRows:
         return TextRows(self.call, self.timeline, self.k)
 
-    def _text_row(self, a: int, line: int, width: int, view: RowsView
+    def _text_row(self, a: int, line: int, width: int, view: RowsView, linked: bool = False
                   ) -> tuple[list[Segment], int]:
         """Folded text row ``a`` (of text line ``line``): drawn alone when the text is the
-        common case (see :class:`.lane_text.TextRows`), else cut from the whole text."""
+        common case (see :class:`.lane_text.TextRows`), else cut from the whole text.
+        ``linked``: in styles that say each fragment's frame (not kept: for a click)."""
         call = self.call
-        if call.text and width not in self._folded:
+        base = self._look(view)[1]
+        st = TextStyles(view, base, links=True) if linked else text_styles(view, base)
+        if call.text and (linked or width not in self._folded):
             source = self._text_source
             if source.lo and line == 0:  # ("… n earlier characters …")
-                base = self._look(view)[1]
                 segments = list(earlier(source.lo).render_segments(base))
                 return fold_segments(segments, self._measured[1][0], width - 4)[a]
             if line == (1 if source.lo else 0):
                 before = fold_rows(width - 4, self._measured[1][0]) if source.lo else 0
-                row = source.row(text_styles(view, self._look(view)[1]), a - before, width - 4)
+                row = source.row(st, a - before, width - 4)
                 if row is not None:
                     return row
-        return self._text_rows(width, view)[a]
+        return (self._fold(width, view, st) if linked else self._text_rows(width, view))[a]
+
+    def frame_at(self, row: int, x: int, width: int, view: RowsView) -> int | None:
+        """The frame that sent the fragment drawn at cell ``x`` of the lane's row ``row`` (at
+        ``width``), or None: a border, the head or tail, text no fragment carried. The row is
+        drawn again as it is drawn on screen, in styles that carry each fragment's frame."""
+        layout = self._layout(width)
+        if not self.call.text or not 0 <= row < len(layout) or layout[row][0] != "text":
+            return None
+        _, a, line = layout[row]
+        cell = x - 2  # (the border and a cell of padding)
+        if not 0 <= cell < width - 4:
+            return None
+        for segment in self._text_row(a, line, width, view, linked=True)[0]:
+            if cell < segment.cell_length:
+                frame = segment.style.meta.get("frame") if segment.style is not None else None
+                return frame if isinstance(frame, int) else None
+            cell -= segment.cell_length
+        return None
 
     def render_row(self, row: int, width: int, view: RowsView) -> Strip:
         kind, a, b = self._layout(width)[row]

@@ -2,8 +2,9 @@
 
 The buffers pane (:mod:`.buffers`) lays lanes out and keeps their rows; this module turns one
 call's text at one step into segments, straight from the fragment spans (alternate fragments
-shaded and linked to their frames, the fresh text in reverse, invisible characters made
-visible), and measures the same lines without drawing them.
+shaded, the fresh text in reverse, invisible characters made visible; drawn again with each
+fragment's frame in its style to find where a click landed), and measures the same lines
+without drawing them.
 """
 
 from __future__ import annotations
@@ -69,10 +70,14 @@ def earlier(lo: int) -> Content:
 
 
 class TextStyles:
-    """The rich styles of argument text, resolved once per drawing (8 combinations of
-    fragment shading, fresh text and escapes; click links added per frame)."""
+    """The rich styles of argument text, resolved once per drawing: 8 combinations of fragment
+    shading, fresh text and escapes. With ``links``, each fragment's style also carries the
+    frame that sent it (``meta["frame"]``), for finding what a click landed on
+    (:meth:`.lane.Lane.frame_at`): the pane draws without them, since a style per frame
+    cost more than the rest of a row (made, then turned into terminal codes, a few hundred
+    times a seek)."""
 
-    def __init__(self, view: RowsView, base: Style) -> None:
+    def __init__(self, view: RowsView, base: Style, links: bool = False) -> None:
         self.base = base
         shade, new, escape = (view.get_visual_style(f"buffers--{n}", partial=True)
                               for n in ("shade", "new", "escape"))
@@ -82,19 +87,17 @@ class TextStyles:
             (odd, new, esc): (base + (shade if odd else Style()) + (escape if esc else Style())
                               + (fresh if new else Style())).rich_style
             for odd in (False, True) for new in (False, True) for esc in (False, True)}
+        self.links = links
         self._links: dict[tuple[bool, bool, bool, int], RichStyle] = {}
 
     def get(self, odd: bool, new: bool, esc: bool, frame: int | None) -> RichStyle:
         style = self.styles[odd, new, esc]
-        if frame is None:
+        if frame is None or not self.links:
             return style
         key = (odd, new, esc, frame)
         linked = self._links.get(key)
         if linked is None:
-            # A click goes to the frame that carried the fragment (the action is built from an
-            # integer only, never from stream text).
-            linked = self._links[key] = style + RichStyle.from_meta(
-                {"@click": f"app.goto_frame({frame})"})
+            linked = self._links[key] = style + RichStyle.from_meta({"frame": frame})
         return linked
 
 
@@ -102,14 +105,13 @@ INNER_ROWS = 512
 """Lane row insides kept (see :func:`inner_rows`)."""
 
 
-def _held(view: RowsView, name: str, base: Style, make: Callable[[], _T], limit: int,
-          stale: Callable[[_T], bool] = lambda value: False) -> _T:
+def _held(view: RowsView, name: str, base: Style, make: Callable[[], _T], limit: int) -> _T:
     """What the pane keeps under ``name`` for the current theme and ``base`` (made by ``make``
-    when missing or ``stale``); at most ``limit`` (theme, base) pairs, then it starts over."""
+    when missing); at most ``limit`` (theme, base) pairs, then it starts over."""
     held: dict[tuple[str, Style], _T] = view.__dict__.setdefault(name, {})
     key = (view.app.theme, base)
     value = held.get(key)
-    if value is None or stale(value):
+    if value is None:
         if len(held) > limit:
             held.clear()
         value = held[key] = make()
@@ -124,17 +126,15 @@ def inner_rows(view: RowsView, base: Style) -> dict[Hashable, tuple[list[Segment
 
 
 def text_styles(view: RowsView, base: Style) -> TextStyles:
-    """The pane's text styles on ``base`` (kept while the theme is: the links made for each
-    frame are reused from one drawing to the next, up to 4,096 of them)."""
-    return _held(view, "_text_styles", base, lambda: TextStyles(view, base), 8,
-                 stale=lambda styles: len(styles._links) > 4096)
+    """The pane's text styles on ``base`` (kept while the theme is)."""
+    return _held(view, "_text_styles", base, lambda: TextStyles(view, base), 8)
 
 
 def argument_lines(call: CallView, timeline: Timeline | None, k: int,
                    st: TextStyles) -> list[list[Segment]]:
     """The raw text (window) as segments, one list per line (a newline shows as ␊ and breaks
-    the line): alternate fragments shaded, each linked to its frame, the fresh text in
-    reverse, invisible characters made visible. Built straight from the fragment spans, in one
+    the line): alternate fragments shaded (each with its frame, in styles with links), the
+    fresh text in reverse, invisible characters made visible. Built straight from the fragment spans, in one
     pass (a Content with a span or two per fragment cost tens of ms a lane to draw)."""
     lo, shown = window(call)
     n = len(shown)
