@@ -7,7 +7,8 @@ from callscope.tui.panes import folding
 from callscope.tui.panes.folding import _LONG_WORD, BREAK_AFTER, cells, soft_wrap_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.cells import cell_len
+from rich._wrap import divide_line
+from rich.cells import cell_len, chop_cells
 from textual.content import Content
 
 CHARS = st.sampled_from([
@@ -49,6 +50,24 @@ def test_cells_is_rich_cell_len(text: str, copies: int) -> None:
 @given(TEXT, st.integers(1, 120))
 def test_soft_cuts_are_the_reference_cuts(text: str, width: int) -> None:
     assert folding._soft_cuts(text, width) == reference_cuts(text, width)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(CHARS, st.text(alphabet="abc", min_size=1, max_size=30)),
+                min_size=1, max_size=60).map("".join), st.integers(2, 40))
+def test_a_word_folded_by_arithmetic_is_rich_s_chop(word: str, width: int) -> None:
+    folded = folding._folded(word, width)
+    if folded is not None:
+        chopped = chop_cells(word, width)
+        assert folded == (len(chopped), cell_len(chopped[-1]))
+    if not any(c in word for c in "\u200d\ufe0f\u0301\u200b\x00\x1b\x7f\x85\t"):
+        assert folded is not None  # (one- and two-cell characters only: always by arithmetic)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXT.map(lambda t: t.replace("\n", " ")), st.integers(1, 120))
+def test_divided_rows_are_rich_s_divided_lines(text: str, width: int) -> None:
+    assert folding.divided_rows(text, width) == len(divide_line(text, width, fold=True)) + 1
 
 
 @settings(max_examples=200, deadline=None)
