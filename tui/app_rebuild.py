@@ -24,11 +24,13 @@ from .status import recorded_bytes, same_recording
 if TYPE_CHECKING:
     from .app import CallscopeApp
 
-BACKGROUND_BYTES = 200_000
+BACKGROUND_BYTES = 50_000
 """A cut or a re-chunk of more bytes than this is indexed in slices (:class:`.indexer.Indexer`),
-so no key waits for it: indexing runs at about 6 MB/s, and a cut of a 1 MB prefix built at
-once held the ``x`` key 0.15-0.44 s (a recording's first indexing keeps its own threshold,
-:data:`.indexer.BACKGROUND_BYTES`: its first paint comes first)."""
+so no key waits for it: indexing runs at about 6 MB/s, and the key that rebuilds at once also
+paints every pane anew (a seek's cost): a cut of a 200 KB prefix built at once held the ``x``
+key up to 130-150 ms, of 50 KB up to 100-110 ms, on the 4 MB bench session (a recording's
+first indexing keeps its own threshold, :data:`.indexer.BACKGROUND_BYTES`: its first paint
+comes first)."""
 BACKGROUND_READS = 10_000
 """A cut or a re-chunk that makes more network reads than this is indexed in slices too,
 whatever its size: the engine takes about 4 µs a read, however small (a cut of a 200 KB
