@@ -24,6 +24,7 @@ from ...core.jsonprefix import Draft
 from ...core.lanes import CallView
 from ...core.timeline import Timeline
 from .. import safe
+from . import lane_edge
 from .folding import fold_rows, wrap_rows
 from .lane_text import (
     INNER_ROWS,
@@ -62,15 +63,6 @@ def _epoch(timeline: Timeline | None, key: str, k: int) -> int | None:
     index = timeline.calls[key]
     n = bisect_right(index.frag_steps, k)
     return index.frag_epoch[n - 1] if n else None
-
-
-def _outcome(call: CallView) -> Content:
-    d = call.decision
-    if d is None:
-        return Content.styled("waiting", "$text-warning")
-    if d.action == "execute":
-        return Content.styled("EXECUTED", "bold $text-success")
-    return Content.styled(f"REFUSED: {d.reason}", "bold $text-error")
 
 
 class Lane(Block):
@@ -370,9 +362,10 @@ class Lane(Block):
         if kind == "top":
             edge = border if self._part == self._side else view.get_visual_style(
                 f"buffers--{self._part}")
-            return self._edge(width, self.title(), True, edge, base, view)
+            return lane_edge.edge(width, self.title(), True, self.selected, edge, base, view)
         if kind == "bottom":
-            return self._edge(width, _outcome(self.call), False, border, base, view)
+            return lane_edge.edge(width, lane_edge.outcome(self.call), False, self.selected,
+                                  border, base, view)
         if kind == "blank":
             return Strip.blank(width, view.visual_style.rich_style)
         inner = width - 4
@@ -412,22 +405,3 @@ class Lane(Block):
         label, value = self.ids()[m]
         return Content.assemble((label, "$text-muted"),
                                 safe.elide_middle(value, max(inner - len(label), 1)))
-
-    def _edge(self, width: int, label: Content, top: bool, border: Style, base: Style,
-              view: RowsView) -> Strip:
-        """The top border with the title on the left, or the bottom one with the outcome on
-        the right (as Textual draws border titles)."""
-        double = self.selected
-        h = "═" if double else "─"
-        corners = ("╔", "╗") if top and double else ("╭", "╮") if top else (
-            ("╚", "╝") if double else ("╰", "╯"))
-        style = view.get_visual_style("buffers--title" if top else "buffers--subtitle")
-        label = label.truncate(max(width - 6, 1), ellipsis=True).stylize_before(style)
-        fill = h * max(width - 5 - label.cell_length, 0)
-        if top:
-            line = Content.assemble((corners[0] + h + " ", border), label,
-                                    (" " + fill + corners[1], border))
-        else:
-            line = Content.assemble((corners[0] + fill + " ", border), label,
-                                    (" " + h + corners[1], border))
-        return Strip(line.render_segments(base), line.cell_length)
