@@ -247,7 +247,6 @@ def test_a_line_assembled_is_the_pieces_made_safe_and_assembled(pieces):
     expected = Content.assemble(*(safe.content(text, style, "italic") for text, style in pieces))
     assert built.plain == expected.plain
     assert built.spans == expected.spans
-    assert line.length == len(expected.plain)
 
 
 async def test_a_row_with_its_gutter_is_the_gutter_then_the_row_cut_alone() -> None:

@@ -81,11 +81,6 @@ class Line:
             self._spans.append(Span(self._at, end, style))
         self._at = end
 
-    @property
-    def length(self) -> int:
-        """Characters so far."""
-        return self._at
-
     def content(self) -> Content:
         return Content("".join(self._text), self._spans)
 

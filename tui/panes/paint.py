@@ -39,7 +39,7 @@ from textual.widget import Widget
 ROWS_PER_HEIGHT = 3
 """Finished rows kept, per row of the widget's height (a screenful and what scrolled off)."""
 TRUECOLOR_KEPT = 4096
-"""Styles :func:`filtered` remembers as unchanged, at most (a lane links each frame's text)."""
+"""Styles :func:`filtered` remembers as unchanged, at most (the decisions log links each entry)."""
 
 
 class KeyedRows(Protocol):
@@ -205,7 +205,7 @@ def filtered(line_filter: LineFilter, segments: list[Segment], background: Color
             continue
         # What ANSIToTruecolor.truecolor_style changes: a colour with no triplet (a terminal
         # colour), and dim text with a colour. A style's links and meta it never looks at, so
-        # a lane's new link styles (one per frame) are checked here, not copied.
+        # a link style made per entry (the decisions log's) is checked here, not copied.
         color, bgcolor = style.color, style.bgcolor
         if ((color is not None and (color.triplet is None or style.dim))
                 or (bgcolor is not None and bgcolor.triplet is None)):
