@@ -21,6 +21,14 @@ def _app(arguments: str, seed: int = 4) -> CallscopeApp:
     return CallscopeApp(reads, source="t", protocol="openai-chat")
 
 
+async def _at_the_end(app: CallscopeApp, pilot) -> tuple[BuffersPane, Lane]:
+    """The buffers pane at the last step, and its (only) lane."""
+    await pilot.press("end")
+    await pilot.pause()
+    pane = app.query_one(BuffersPane)
+    return pane, next(iter(pane.lanes().values()))
+
+
 def _expected(app: CallscopeApp, lane: Lane, char: int) -> int | None:
     """The frame of the fragment holding character ``char`` of the call's text (the
     definition: the call's fragment spans at the cursor)."""
@@ -32,10 +40,7 @@ async def test_every_cell_of_a_lane_text_row_names_the_frame_of_its_fragment():
     text = '{"path":"src/app.py","patch":"' + "x" * 300 + '","dry_run":false}'
     app = _app(text)
     async with app.run_test(size=(120, 34)) as pilot:
-        await pilot.press("end")
-        await pilot.pause()
-        pane = app.query_one(BuffersPane)
-        lane = next(iter(pane.lanes().values()))
+        pane, lane = await _at_the_end(app, pilot)
         lo, shown = window(lane.call)
         assert lo == 0 and "\n" not in shown
         width, inner = pane._width, pane._width - 4
@@ -59,12 +64,8 @@ async def test_a_click_on_a_fragment_moves_the_cursor_to_its_frame():
     text = '{"path":"src/app.py","patch":"' + "y" * 200 + '","dry_run":false}'
     app = _app(text, seed=9)
     async with app.run_test(size=(120, 34)) as pilot:
-        await pilot.press("end")
-        await pilot.pause()
-        pane = app.query_one(BuffersPane)
-        index = next(i for i, b in enumerate(pane.blocks) if isinstance(b, Lane))
-        lane = pane.blocks[index]
-        assert isinstance(lane, Lane)
+        pane, lane = await _at_the_end(app, pilot)
+        index = pane.blocks.index(lane)
         row = next(i for i, (kind, _, _) in enumerate(lane._layout(pane._width))
                    if kind == "text")
         y = pane.block_top(index) + row - round(pane.scroll_y)
@@ -85,10 +86,7 @@ async def test_a_fragment_after_a_line_break_is_found_in_its_own_row():
     text = '{\n  "path": "a.py",\n  "body": "' + "z" * 90 + '"\n}'
     app = _app(text, seed=2)
     async with app.run_test(size=(120, 34)) as pilot:
-        await pilot.press("end")
-        await pilot.pause()
-        pane = app.query_one(BuffersPane)
-        lane = next(iter(pane.lanes().values()))
+        pane, lane = await _at_the_end(app, pilot)
         _, shown = window(lane.call)
         width = pane._width
         layout = lane._layout(width)
