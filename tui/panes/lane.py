@@ -325,7 +325,7 @@ class Lane(Block):
         ``linked``: in styles that say each fragment's frame (not kept: for a click)."""
         call = self.call
         base = self._look(view)[1]
-        st = TextStyles(view, base, links=True) if linked else text_styles(view, base)
+        links = TextStyles(view, base, links=True) if linked else None
         if call.text and (linked or width not in self._folded):
             source = self._text_source
             if source.lo and line == 0:  # ("… n earlier characters …")
@@ -333,10 +333,11 @@ class Lane(Block):
                 return fold_segments(segments, self._measured[1][0], width - 4)[a]
             if line == (1 if source.lo else 0):
                 before = fold_rows(width - 4, self._measured[1][0]) if source.lo else 0
-                row = source.row(st, a - before, width - 4)
+                row = source.row(links or text_styles(view, base), a - before, width - 4)
                 if row is not None:
                     return row
-        return (self._fold(width, view, st) if linked else self._text_rows(width, view))[a]
+        return (self._text_rows(width, view) if links is None
+                else self._fold(width, view, links))[a]
 
     def frame_at(self, row: int, x: int, width: int, view: RowsView) -> int | None:
         """The frame that sent the fragment drawn at cell ``x`` of the lane's row ``row`` (at

@@ -134,8 +134,9 @@ def argument_lines(call: CallView, timeline: Timeline | None, k: int,
                    st: TextStyles) -> list[list[Segment]]:
     """The raw text (window) as segments, one list per line (a newline shows as ␊ and breaks
     the line): alternate fragments shaded (each with its frame, in styles with links), the
-    fresh text in reverse, invisible characters made visible. Built straight from the fragment spans, in one
-    pass (a Content with a span or two per fragment cost tens of ms a lane to draw)."""
+    fresh text in reverse, invisible characters made visible. Built straight from the fragment
+    spans, in one pass (a Content with a span or two per fragment cost tens of ms a lane to
+    draw)."""
     lo, shown = window(call)
     n = len(shown)
     runs: list[tuple[int, int, bool, int | None]] = []  # (start, end, odd, frame)
