@@ -11,6 +11,8 @@ from callscope.core.engine import ChunkStep, Engine, FrameStep
 from callscope.core.replay import Chunking, replay
 from callscope.core.session import open_input
 from callscope.core.timeline import Timeline
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -42,3 +44,13 @@ def test_chunks_without_times_read_back_without_times() -> None:
     assert timeline.chunks[1] == ChunkStep(1, 10, 24, None)
     empty = ChunkColumns()
     assert empty.one_time() and len(empty) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from([0.0, 0.5, -1.0, 3.25])), max_size=12))
+def test_one_time_says_whether_every_chunk_arrived_at_the_first_ones_time(times) -> None:
+    columns = ChunkColumns()
+    for i, t in enumerate(times):
+        columns.append(ChunkStep(i, i, i + 1, t), i)
+        so_far = times[:i + 1]
+        assert columns.one_time() == (so_far.count(so_far[0]) == len(so_far))
