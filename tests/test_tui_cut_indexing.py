@@ -97,3 +97,44 @@ async def test_a_rebuild_of_many_reads_is_indexed_in_the_background_whatever_its
         assert len(app.timeline.chunks) == 5000
         app.action_cycle_chunking()  # bytes:1 -> random:7, reads of 1-64 bytes: ~155 of them
         assert not app.building and str(app.timeline.chunking) == "random:7"
+
+
+def _screen(app: CallscopeApp) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def _drawn_afresh(app: CallscopeApp, pilot) -> list[str]:
+    """The screen after every pane is loaded again with the timeline, at the same cursor."""
+    app._load(cursor=app.cursor)
+    await pilot.pause()
+    return _screen(app)
+
+
+async def test_a_rebuild_indexed_in_the_background_ends_without_reloading_the_panes(
+        monkeypatch) -> None:
+    # The panes take in a background rebuild's steps as it grows; at its end they show what a
+    # reload would, so none is made (on a 4 MB session it held a key ~180 ms).
+    _slow_slices(monkeypatch)
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p")
+    loads = []
+    load = CallscopeApp._load
+
+    def counted(self: CallscopeApp, cursor: int | None = None) -> None:
+        loads.append(cursor)
+        load(self, cursor)
+
+    monkeypatch.setattr(CallscopeApp, "_load", counted)
+    async with app.run_test(size=(160, 45)) as pilot:
+        for rebuild in (app.action_cycle_chunking, lambda: app._cut(app.timeline.frames[12].end)):
+            app.action_goto_step(len(app.timeline) // 2)
+            await pilot.pause()
+            loads.clear()
+            rebuild()
+            assert app.building and loads == [0]  # (the key's own load, of the first steps)
+            while app.building:
+                await asyncio.sleep(0)
+            for _ in range(3):
+                await pilot.pause()
+            assert loads == [0]
+            shown = _screen(app)
+            assert shown == await _drawn_afresh(app, pilot)
