@@ -17,7 +17,7 @@ from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
 from callscope.tui.commands import CallscopeCommands, help_rows
 from callscope.tui.export_prompt import ExportPrompt
 from callscope.tui.panes.buffers import BuffersPane
-from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.decisions_pane import DecisionsPane
 from callscope.tui.panes.frame_view import FrameDetailPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.lane import Lane
@@ -79,9 +79,12 @@ def check_in_sync(app: CallscopeApp) -> None:
     for call in view.calls:
         assert safe.plain(call.text)[-200:] in shown[call.key].replace("␊\n", "␊")
     summary = app.query_one(DecisionsPane).summary_text()
+    rows = summary.split("\n")
     for call in view.calls:
         expected = call.decision.action.upper() if call.decision else "WAIT"
-        assert f"{call.name} {expected}" in summary
+        assert f"{call.name} {expected}" in summary or any(  # (whole, or compact: the verdict
+            row.startswith(f"{call.order + 1} {expected}") and row.endswith(f" {call.name}")
+            for row in rows), summary  # first, the name last)
     status = app.query_one("#status").content.plain.replace(FIGURE_SPACE, "")  # (counters' pads)
     assert f"step {view.k} of {len(app.timeline)}" in status
     assert f" of {len(app.timeline.frames)}  " in status

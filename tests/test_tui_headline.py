@@ -43,19 +43,22 @@ def test_the_ending_is_said_once_the_stream_is_over() -> None:
     assert "ending transport cut at byte 3000" in head(cut.view(len(cut) - 1), cut).plain
 
 
-@pytest.mark.parametrize(("name", "where"), [
-    ("sessions/demo.jsonl", "ending transport reset by the peer at byte 8329, t+1.700s"),
+@pytest.mark.parametrize(("name", "head", "verdicts"), [
+    ("sessions/demo.jsonl", "TRUNCATED: reset by the peer at byte 8329, t+1.700s",
+     ["1 REFUSE truncated", "2 REFUSE truncated"]),
     ("sessions/ollama-chat/truncated_mid_arguments.jsonl",  # (a status line of three rows)
-     "ending transport reset by the peer at byte 1369, t+1.108s"),
-    ("sessions/anthropic/max_tokens.jsonl",  # a verdict of two rows, under three of status
-     "ending transport closed cleanly at byte 3661")])
-async def test_the_ending_shows_unscrolled_at_80x24(name: str, where: str) -> None:
-    """At 80x24 the decisions' summary shows three or four rows: the headline said the
-    transport's end only on its fifth (the ending's line), under the scroll. The ending is
-    second now, under a verdict of one row (the protocol is the status line's)."""
+     "TRUNCATED: reset by the peer at byte 1369, t+1.108s", ["1 REFUSE truncated"]),
+    ("sessions/anthropic/max_tokens.jsonl",  # the provider's cut, under three rows of status
+     "ENDED by message_stop at #", ["1 REFUSE"])])
+async def test_the_ending_and_every_verdict_show_unscrolled_at_80x24(
+        name: str, head: str, verdicts: list[str]) -> None:
+    """At 80x24 the decisions' summary shows three or four rows: the whole headline said the
+    transport's end on its second to fifth rows and the verdicts under the scroll. The compact
+    summary says the turn and the transport's end, then each call's verdict on a row."""
     from callscope.tui.app import CallscopeApp
     from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
-    from callscope.tui.panes.decisions import DecisionsPane
+    from callscope.tui.panes.decision_compact import HINT
+    from callscope.tui.panes.decisions_pane import DecisionsPane
 
     loaded = LoadedInput(str(ROOT / name))
     source = "/a/longer/path/to/the/recordings/" + name
@@ -68,13 +71,20 @@ async def test_the_ending_shows_unscrolled_at_80x24(name: str, where: str) -> No
         await pilot.pause()
         summary = app.query_one(DecisionsPane).summary_view
         assert summary.scroll_y == 0
-        region = summary.content_region
+        region = summary.region  # (its bottom edge included: the hint)
         rows = [strip.text[region.x:region.right]
                 for strip in app.screen._compositor.render_strips()[region.y:region.bottom]]
         shown = " ".join(" ".join(rows).split())
         assert app.query_one("#status").size.height == 3
-        assert "TRUNCATED: no terminal signal" in shown or "turn ENDED by message_stop" in shown
-        assert where in shown, rows
+        assert head in shown, rows
+        for verdict in verdicts:
+            assert verdict in shown, rows
+        assert HINT in rows[-1]
+        await pilot.press("tab", "tab", "tab", "z")  # zoomed: the whole summary
+        await pilot.pause()
+        whole = app.query_one(DecisionsPane).summary_text()
+        assert "\nending transport " in whole and "evidence: frame" in whole
+        assert HINT not in str(summary.border_subtitle)
 
 
 def test_the_replay_table_says_the_ending_too(capsys) -> None:

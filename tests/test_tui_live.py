@@ -30,7 +30,7 @@ from callscope.tui.captures_screen import CapturesScreen
 from callscope.tui.commands import help_rows
 from callscope.tui.live import LiveApp
 from callscope.tui.panes.buffers import BuffersPane
-from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.decisions_pane import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.rawbytes import whole_chars
 from textual.widgets import DataTable

@@ -9,7 +9,7 @@ import pathlib
 from callscope.tui.app import CallscopeApp
 from callscope.tui.gcpolicy import RARE_FULL
 from callscope.tui.panes.buffers import BuffersPane
-from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.decisions_pane import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.paint import filtered
 from callscope.tui.panes.rows import RowsView

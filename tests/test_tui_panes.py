@@ -9,7 +9,7 @@ import re
 import pytest
 from callscope.core.session import open_input
 from callscope.tui.app import CallscopeApp
-from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.decisions_pane import DecisionsPane
 from callscope.tui.panes.frame_view import FrameDetailPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.scrolling import QuickScrollBar
@@ -462,9 +462,10 @@ async def test_the_call_details_wrapped_values_hang_under_their_first_column() -
 
 async def test_the_zoomed_decisions_show_the_whole_headline_at_80x24() -> None:
     """Found walking the README: zoomed at 80x24, the demo's headline stopped before the second
-    call's lenient-harness contrast ('dropped: dry_run'); the summary keeps 60% of the pane
-    beside the others and takes 85% when it has the screen."""
-    from callscope.tui.panes.decisions import DecisionsPane
+    call's lenient-harness contrast ('dropped: dry_run'); beside the others the summary is the
+    compact one, whole when the pane has the screen (85% of it)."""
+    from callscope.tui.panes.decision_compact import HINT
+    from callscope.tui.panes.decisions_pane import DecisionsPane
 
     app = demo()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -474,14 +475,20 @@ async def test_the_zoomed_decisions_show_the_whole_headline_at_80x24() -> None:
         while app.focused_pane() is not pane:
             await pilot.press("tab")
         summary = pane.summary_view
-        assert summary.virtual_size.height > summary.size.height  # (beside the others: scrolls)
+
+        def compact() -> bool:
+            return "dropped: dry_run" not in pane.summary_text() and summary.border_subtitle == HINT
+
+        assert compact() and summary.virtual_size.height <= summary.size.height
+        assert not summary.show_vertical_scrollbar  # (every row of it on screen, no bar)
         await pilot.press("z")
         await pilot.pause(0.3)
-        assert app.zoomed is pane
+        assert app.zoomed is pane and not compact()
+        assert "dropped: dry_run" in pane.summary_text()
         assert summary.virtual_size.height <= summary.size.height  # every row on screen
         await pilot.press("z")
         await pilot.pause(0.3)
-        assert summary.virtual_size.height > summary.size.height
+        assert compact()
 
 
 async def test_a_scrollbar_skips_a_repaint_only_of_the_look_it_drew_whole(monkeypatch) -> None:

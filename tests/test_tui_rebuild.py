@@ -9,7 +9,7 @@ import pathlib
 from callscope.core.engine import DecisionStep
 from callscope.tui import app_rebuild, indexer
 from callscope.tui.app import CallscopeApp
-from callscope.tui.panes.decisions import DecisionsPane
+from callscope.tui.panes.decisions_pane import DecisionsPane
 from callscope.tui.panes.rows import RowsView
 from textual.geometry import Region
 from textual.screen import Screen

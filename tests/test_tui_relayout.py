@@ -11,7 +11,8 @@ from collections.abc import Callable, Hashable
 from callscope.tui.app import CallscopeApp
 from callscope.tui.cli import LoadedInput, protocol_for, toolset_for
 from callscope.tui.panes.buffers import BuffersPane
-from callscope.tui.panes.decisions import DecisionsPane, summary_blocks
+from callscope.tui.panes.decisions import summary_blocks
+from callscope.tui.panes.decisions_pane import DecisionsPane
 from callscope.tui.panes.frames import FramesPane
 from callscope.tui.panes.lane import Lane
 
@@ -78,6 +79,14 @@ async def test_a_narrowed_pane_sizes_its_summary_as_a_fresh_one():
     assert narrow[2] is True  # (narrow, the summary needs its bar)
     assert await summary_after([(260, 40), (100, 40)]) == narrow
     assert await summary_after([(260, 40), (100, 40), (260, 40), (100, 40)]) == narrow
+
+
+async def test_a_pane_too_short_for_a_verdict_shows_the_compact_summary_as_a_fresh_one():
+    compact = await summary_after([(90, 24)])
+    assert compact[2] is False and compact[0] == 4  # (the turn and a row per call, no bar)
+    assert await summary_after([(260, 40), (90, 24)]) == compact
+    assert await summary_after([(90, 24), (260, 40), (90, 24)]) == compact
+    assert await summary_after([(90, 24), (260, 40)]) == await summary_after([(260, 40)])
 
 
 async def test_a_summary_without_a_bar_is_exactly_as_tall_as_its_tallest_rows():

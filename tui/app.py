@@ -43,7 +43,7 @@ from .footer import FittingFooter
 from .gcpolicy import GcPolicy
 from .indexer import BACKGROUND_BYTES, Indexer
 from .panes.buffers import BuffersPane
-from .panes.decisions import DecisionsPane
+from .panes.decisions_pane import DecisionsPane
 from .panes.frame_view import FrameDetailPane
 from .panes.frames import FramesPane
 from .panes.lane import Lane

@@ -79,3 +79,18 @@ class Wrapped(Block):
         style = view.visual_style
         strips = [Strip(line.render_segments(style), line.cell_length) for line in self.lines(width)]
         return strips + [Strip.blank(width, view.visual_style.rich_style)] * self.blank_after
+
+
+class OneRow(Wrapped):
+    """Content on one row, cut at the width with an ellipsis: a line whose start says what
+    matters, where a wrap would cost a row the view does not have."""
+
+    def __init__(self, key: Hashable, build: Callable[[], Content]) -> None:
+        super().__init__(key, build)
+
+    def rows(self, width: int) -> int:
+        return 1
+
+    def render(self, width: int, view: RowsView) -> list[Strip]:
+        line = self.content.truncate(max(width, 1), ellipsis=True)
+        return [Strip(line.render_segments(view.visual_style), line.cell_length)]

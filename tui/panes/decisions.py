@@ -1,4 +1,4 @@
-"""The decisions pane: the harness gate at the cursor, and its log so far.
+"""The decisions pane's text: the harness gate at the cursor, and its log so far.
 
 On top, the turn (open, ended by which signal, cut) and the current decision per call, with the
 lenient harness's contrast ("lenient would have EXECUTED with ...; dropped: dry_run"). Below, the
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.containers import Vertical
 from textual.content import Content
 from textual.style import Style
 
@@ -22,7 +21,7 @@ from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
 from ..expert import turn_ending
-from .rows import Block, RowsView, Wrapped
+from .blocks import Block, Wrapped
 
 ACTION_STYLE = {"wait": "bold $text-warning", "execute": "bold $text-success",
                 "refuse": "bold $text-error"}
@@ -208,105 +207,3 @@ def log_blocks(view: View, timeline: Timeline) -> list[Block]:
         blocks.append(Wrapped(("log-empty",), lambda: Content.styled(
             "The log is empty: no call has been seen yet.", "$text-muted italic")))
     return blocks
-
-
-class DecisionsPane(Vertical, can_focus=False):
-    """The summary on top, the log below, both line-API views.
-
-    The summary is as tall as the tallest summary of the session (the one at its last step, or
-    the tallest shown so far while the session still grows), up to 60% of the pane; with less to
-    show, its last rows stay blank. Sized to the summary at the cursor, it changed height on
-    most seeks, and a change of height is a layout of the whole screen (with a scrollbar coming
-    or going: two, each waiting for the next refresh): 40-150 ms a seek. Sized for the session,
-    the panes stay where they are while stepping."""
-
-    SUMMARY_SHARE = 0.6
-    """The summary's largest share of the pane's height (as the CSS max-height says)..."""
-    SUMMARY_SHARE_ZOOMED = 0.85
-    """... or this share when the pane is zoomed (it has the screen: the whole headline shows,
-    with the log's last rows under it; at 80x24 60% cut the demo's headline before its
-    lenient-harness contrast)."""
-    SUMMARY_LEAST = 5
-    """... or this many rows (its border included) when the share is fewer and the pane has
-    room for the log's first rows: at 80x24, under a status line of three rows, 60% was three
-    rows of text, one short of the headline's verdict and the transport's end."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.timeline: Timeline | None = None
-        self.summary_view = RowsView(classes="summary-scroll", sticky_scrollbar=False)
-        self.log_view = RowsView(classes="log-scroll")
-        # Rows of the tallest summary known, at the width without a scrollbar and at the width
-        # with one (both, so the result never depends on whether the bar is there right now).
-        self._peaks = (0, 0)
-        self._widths: tuple[int, int] | None = None  # (without, with a bar) the peaks are for
-        self._end_measured = False  # the last step's summary is in _peaks (a complete timeline)
-        self._applied: tuple[int, bool, int] | None = None  # (rows, fits, pane height) applied
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self.summary_view
-        yield self.log_view
-
-    def load(self, timeline: Timeline) -> None:
-        self.timeline = timeline
-        self.summary_view.clear_cache()
-        self.log_view.clear_cache()
-        self._peaks, self._widths, self._end_measured = (0, 0), None, False
-
-    def show(self, view: View) -> None:
-        assert self.timeline is not None
-        self.summary_view.set_blocks(summary_blocks(view, self.timeline))
-        self._fit_summary()
-        if self.log_view.set_blocks(log_blocks(view, self.timeline)):
-            self.log_view.scroll_to_end()  # (from an entry's first row: see RowsView.top_for)
-
-    def on_resize(self) -> None:
-        self._peaks, self._widths, self._end_measured = (0, 0), None, False  # (as a fresh pane)
-        self.call_after_refresh(self._fit_summary)
-
-    def _fit_summary(self) -> None:
-        """Size the summary for the session (see the class docstring): a layout only when the
-        tallest summary known grows, or the pane is resized.
-
-        Rows are counted at the width without a scrollbar; when that many do not fit the
-        summary's share of the pane, the bar will be there, so the rows at the width with the
-        bar count. Both widths come from the summary's region, never from whether its bar is
-        shown at this moment: counted at the current width, a summary that had a bar when the
-        window was widened kept the rows of the narrower width (1-3 too many, with an empty
-        track), and what it ended with depended on when the layout after the resize landed."""
-        summary, timeline = self.summary_view, self.timeline
-        if timeline is None or not summary._width or not summary.content_region.width:
-            return
-        widths = (summary.width_without_bar, summary.width_with_bar)
-        if widths != self._widths:  # (rows depend on the width)
-            self._peaks, self._widths, self._end_measured = (0, 0), widths, False
-        free, barred = self._peaks
-        if not self._end_measured and timeline.closed and not timeline.indexing_pending \
-                and len(timeline):
-            self._end_measured = True
-            end = summary_blocks(timeline.view(len(timeline) - 1), timeline)
-            free = max(free, summary.rows_at(widths[0], end))
-            barred = max(barred, summary.rows_at(widths[1], end))
-        free = max(free, summary.rows_at(widths[0]))
-        barred = max(barred, summary.rows_at(widths[1]))
-        self._peaks = (free, barred)
-        pane = self.content_region.height
-        share = (self.SUMMARY_SHARE_ZOOMED if getattr(self.app, "zoomed", None) is self
-                 else self.SUMMARY_SHARE)
-        cap = max(int(pane * share), min(self.SUMMARY_LEAST, pane - 3))
-        # A scrollbar coming or going is a layout too: when the tallest summary does not fit
-        # its share of the pane, the bar stays (an empty track while the summary is short).
-        fits = free + 1 < cap - 1
-        rows = free if fits else barred
-        if self._applied == (rows, fits, pane) or not pane:
-            return
-        self._applied = (rows, fits, pane)
-        summary.styles.max_height = cap
-        summary.styles.height = rows + 1  # (and its bottom border)
-        summary.styles.overflow_y = "hidden" if fits else "scroll"
-
-    def summary_text(self) -> str:
-        return "\n".join(b.content.plain for b in self.summary_view.blocks if isinstance(b, Wrapped))
-
-    def log_text(self) -> str:
-        return "\n".join(b.content.plain for b in self.log_view.blocks if isinstance(b, Wrapped))
