@@ -72,9 +72,22 @@ def _instrument(app: object, spent: dict[str, float]) -> None:
 
     setattr(app_module, "show_status", show_status)  # noqa: B010
 
+    import gc
+
+    started: list[float] = []
+
+    def collected(phase: str, info: dict[str, int]) -> None:  # (a collection inside a move)
+        if phase == "start":
+            started[:] = [time.thread_time()]
+        elif started:
+            key = f"gc generation {info['generation']}"
+            spent[key] = spent.get(key, 0.0) + time.thread_time() - started[0]
+
+    gc.callbacks.append(collected)
+
 
 async def _drive(kind: str, moves: int, events: int, sort: str, limit: int,
-                 profile: bool, breakdown: bool) -> None:
+                 profile: bool, breakdown: bool, slowest: int = 0) -> None:
     from callscope.core.tools import ToolSet
     from callscope.tui.app import CallscopeApp
     from textual import events as tevents
@@ -112,6 +125,7 @@ async def _drive(kind: str, moves: int, events: int, sort: str, limit: int,
             paints_per: list[int] = []
             cpus: list[float] = []
             parts: dict[str, list[float]] = {}
+            each: list[tuple[float, int, dict[str, float]]] = []  # (wall, step, parts) a move
 
             def right() -> None:
                 assert app._driver is not None
@@ -144,6 +158,7 @@ async def _drive(kind: str, moves: int, events: int, sort: str, limit: int,
                 paints_per.append(len(paints.log) - since)
                 for name, v in spent.items():
                     parts.setdefault(name, []).append(v)
+                each.append((done - t, app.cursor, dict(spent)))
             await pilot.pause()
     finally:
         paints.uninstall()
@@ -158,6 +173,10 @@ async def _drive(kind: str, moves: int, events: int, sort: str, limit: int,
         values += [0.0] * (len(walls) - len(values))
         print(f"  {name:<40} p50 {_p(values, .5) * ms:6.2f} ms  p90 {_p(values, .9) * ms:6.2f}  "
               f"mean {sum(values) / len(values) * ms:6.2f}")
+    for wall, step, spent_in in sorted(each, key=lambda m: -m[0])[:slowest]:
+        top = sorted(spent_in.items(), key=lambda kv: -kv[1])[:6]
+        print(f"  slow move to step {step}: {wall * ms:.1f} ms; " + ", ".join(
+            f"{name} {v * ms:.1f}" for name, v in top))
     if profile:
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats(sort).print_stats(limit)
@@ -173,10 +192,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--breakdown", action="store_true", help="time the parts of a move")
+    parser.add_argument("--slowest", type=int, default=0, metavar="N",
+                        help="with --breakdown: the N slowest moves, each with its largest parts")
     args = parser.parse_args()
     assert SETTLE > 0
     asyncio.run(_drive(args.kind, args.moves, args.events, args.sort, args.limit,
-                       not args.no_profile, args.breakdown))
+                       not args.no_profile, args.breakdown, args.slowest))
 
 
 if __name__ == "__main__":
