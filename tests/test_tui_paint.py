@@ -78,6 +78,40 @@ async def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back():
     assert gc.get_threshold() == before
 
 
+async def test_a_young_collection_due_soon_runs_after_the_moves_paint(monkeypatch):
+    """After a move's paint, the generation-1 collection runs when the next few young
+    collections would start it (YOUNG_AHEAD), else nothing: it is never asked for twice
+    before the paint."""
+    from callscope.tui import gcpolicy
+
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        asked: list[object] = []
+        monkeypatch.setattr(app, "call_after_refresh", lambda f, *a: asked.append(f) or True)
+        app.gc_policy.moved()
+        app.gc_policy.moved()  # (two moves before one paint: one look after it)
+        assert len(asked) == 1
+        monkeypatch.undo()
+        collected: list[int] = []
+
+        def seen(phase: str, info: dict[str, int]) -> None:
+            if phase == "stop":
+                collected.append(info["generation"])
+
+        gc.callbacks.append(seen)
+        try:
+            for ahead, expected in ((-10**6, False), (10**6, True)):  # (never due, always due)
+                monkeypatch.setattr(gcpolicy, "YOUNG_AHEAD", ahead)
+                collected.clear()
+                app.gc_policy._young_due = False
+                app.gc_policy.moved()
+                app.gc_policy._young()  # (what the paint's callback runs)
+                assert (1 in collected) is expected, (ahead, collected)
+        finally:
+            gc.callbacks.remove(seen)
+
+
 async def test_finished_rows_are_what_textual_draws():
     """Each pane's rows, finished by paint.py, equal Textual's own styles-cache rendering
     (segments and styles), at a few steps, for the border rows and the content rows."""
