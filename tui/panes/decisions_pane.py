@@ -1,8 +1,9 @@
 """The decisions pane: the summary of the gate at the cursor on top, its log below.
 
 Two line-API views of the app's view at the cursor (:mod:`.decisions` makes their text). The
-summary is the whole headline (:func:`.decisions.summary_blocks`) when it fits its share of
-the pane, else the compact one (:mod:`.decision_compact`), chosen for the session.
+summary is the whole headline (:func:`.decisions.summary_blocks`) when its share of the pane
+shows the turn and a row of a verdict under it, else the compact one (:mod:`.decision_compact`),
+chosen for the session.
 """
 
 from __future__ import annotations
@@ -98,9 +99,9 @@ class DecisionsPane(Vertical, can_focus=False):
         self.call_after_refresh(self._fit_summary)
 
     def _fit_summary(self) -> None:
-        """Size the summary for the session (see the class docstring): a layout only when the
-        tallest summary known grows, or the pane is resized. Whole or compact: see the class
-        docstring.
+        """Choose the summary (whole or compact) and size it for the session, as the class
+        docstring says: a layout only when the tallest summary known grows, or the pane is
+        resized.
 
         Rows are counted at the width without a scrollbar; when that many do not fit the
         summary's share of the pane, the bar will be there, so the rows at the width with the
