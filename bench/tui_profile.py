@@ -76,7 +76,8 @@ def _instrument(app: object, spent: dict[str, float]) -> None:
 
     started: list[float] = []
 
-    def collected(phase: str, info: dict[str, int]) -> None:  # (a collection inside a move)
+    def collected(phase: str, info: dict[str, int]) -> None:  # (as every part: from the key
+        # until the move settled, so a collection after its paint counts too)
         if phase == "start":
             started[:] = [time.thread_time()]
         elif started:
