@@ -21,8 +21,8 @@ from ..expert import turn_ending
 from .blocks import Block, OneRow, Wrapped
 from .decisions import ACTION_STYLE, frame_ref
 
-HINT = "z: the whole summary"
-"""The summary's bottom edge says where the rest is."""
+HINT = "focus, z: the whole summary"
+"""The summary's bottom edge says where the rest is (z zooms the focused pane)."""
 
 
 def compact_head(view: View, timeline: Timeline | None) -> Content:
