@@ -17,9 +17,8 @@ from textual.content import Content
 from ...core.lanes import CallView
 from ...core.timeline import Timeline, View
 from .. import safe
-from ..expert import turn_ending
 from .blocks import Block, OneRow, Wrapped
-from .decisions import ACTION_STYLE, frame_ref
+from .decisions import ACTION_STYLE, frame_ref, turn_state
 
 HINT = "focus, z: the whole summary"
 """The summary's bottom edge says where the rest is (z zooms the focused pane)."""
@@ -31,14 +30,14 @@ def compact_head(view: View, timeline: Timeline | None) -> Content:
     turn = view.turn
     if view.k < 0:
         return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
-    said = turn_ending(timeline, timeline.end) if view.finished and timeline is not None else None
+    state, said = turn_state(view, timeline)
     parts: list[safe.Part]
     if turn.terminal is not None:
         parts = [("ENDED", "bold $text-success"), " by ", safe.content(turn.terminal.signal),
                  " at ", frame_ref(turn.terminal.frame)]
     elif said is not None:
         parts = [("TRUNCATED", "bold $text-error"), ": ", safe.content(said.where(), "bold")]
-    elif view.finished or any(call.decision is not None for call in view.calls):
+    elif state == "truncated":
         parts = [("TRUNCATED: no terminal signal", "bold $text-error")]
     else:
         parts = [("OPEN", "bold $text-warning"), (": the gate waits for the turn's end",

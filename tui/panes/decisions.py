@@ -13,6 +13,7 @@ from typing import Any
 from textual.content import Content
 from textual.style import Style
 
+from ...core.ending import Ending
 from ...core.engine import DecisionStep, WaitStep
 from ...core.events import Anomaly
 from ...core.harness import Decision
@@ -72,6 +73,18 @@ def verdict(decision: Decision) -> Content:
     return Content.assemble(*parts)
 
 
+def turn_state(view: View, timeline: Timeline | None) -> tuple[str, Ending | None]:
+    """How the turn stands at ``view``, for a headline (whole or compact): ``ended`` (by its
+    terminal signal), ``truncated`` (the stream is over without one, or the gate decided: it
+    decides only once the turn ended) or ``open``; and, once the stream is over, its ending."""
+    said = turn_ending(timeline, timeline.end) if view.finished and timeline is not None else None
+    if view.turn.terminal is not None:
+        return "ended", said
+    if said is not None or view.finished or any(c.decision is not None for c in view.calls):
+        return "truncated", said
+    return "open", said
+
+
 def head(view: View, timeline: Timeline | None = None) -> Content:
     """The turn: open or ended (by which signal), how far the gate is, stop reason,
     provider errors, and, once the stream is over, how and where it ended, on the second line
@@ -84,14 +97,14 @@ def head(view: View, timeline: Timeline | None = None) -> Content:
     if view.k < 0:
         return Content.styled("No bytes (yet): nothing to decide.", "$text-muted italic")
     decided = sum(call.decision is not None for call in view.calls)
-    said = turn_ending(timeline, timeline.end) if view.finished and timeline is not None else None
+    state, said = turn_state(view, timeline)
     parts: list[safe.Part] = []  # (not the protocol: the status line says it, room is short)
     if turn.terminal is not None:
         parts += [("turn ENDED", "bold $text-success"), " by ", safe.content(turn.terminal.signal),
                   " at ", frame_ref(turn.terminal.frame)]
     elif said is not None:  # (short: the transport's end must show in a narrow pane's rows)
         parts += [("TRUNCATED", "bold $text-error"), (": no terminal signal", "$text-error")]
-    elif view.finished or decided:
+    elif state == "truncated":
         parts += [("stream ENDED, no terminal signal: TRUNCATED", "bold $text-error")]
     else:
         parts += [("turn OPEN", "bold $text-warning"), (" — the gate waits for the terminal signal",
