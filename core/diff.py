@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from msgspec import Struct
+
 from .ending import Ending, EndingWatch, transport_of
 from .engine import ChunkStep, Engine, FrameStep
 from .frame import Frame, event_name
@@ -23,8 +25,7 @@ from .sweep_compare import shown
 from .tools import ToolSet
 
 
-@dataclass(frozen=True)
-class CallSide:
+class CallSide(Struct, frozen=True):
     key: str
     name: str
     id: str | None
@@ -49,8 +50,7 @@ class CallSide:
         return len(self.fragments) - 1 if self.fragments else None
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(Struct, frozen=True):
     """One recording as the engine read it."""
 
     source: str
@@ -84,8 +84,7 @@ def read_side(source: str, chunks: Sequence[TimedBytes], *, protocol: str | None
                 watch.ending(state, *transport_of(end)))
 
 
-@dataclass(frozen=True)
-class First:
+class First(Struct, frozen=True):
     """Where the calls first differ: the call's position, the character where the argument
     texts part (None when they are equal) and the fragment holding it on each side."""
 

@@ -7,8 +7,9 @@ says the ending with :meth:`Ending.line`, so none of them can contradict another
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from .calls import TurnState
 from .frame import Frame, event_name
@@ -29,8 +30,7 @@ _UNFINISHED = {
 """Where a frame the stream cut would have ended, in its framing's terms."""
 
 
-@dataclass(frozen=True, slots=True)
-class Ending:
+class Ending(Struct, frozen=True):
     transport: str
     """The transport's end as recorded (:data:`~.session_model.END_KINDS`), or ``cut`` for a
     cut the user asked for."""

@@ -1,6 +1,6 @@
 """The call events every protocol reader produces: one vocabulary for five wire formats.
 
-Protocol readers map their provider's events onto these immutable records (frozen dataclasses,
+Protocol readers map their provider's events onto these immutable records (frozen msgspec structs,
 and one named tuple for the commonest, :class:`ArgumentsAppended`); everything after
 them (call buffers, draft status, the gate, the timeline, the panes) is shared. ``frame`` is the
 index of the SSE frame that carried the fact, or None for facts established at end of stream.
@@ -8,8 +8,10 @@ index of the SSE frame that carried the fact, or None for facts established at e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple
+
+from msgspec import Struct, field
+from msgspec.structs import force_setattr
 
 from .gate.codes import Code
 
@@ -24,8 +26,7 @@ closed (or when the stream ended).
 """
 
 
-@dataclass(frozen=True, slots=True)
-class CallOpened:
+class CallOpened(Struct, frozen=True):
     """A call began: the provider announced it, under the key its deltas will name."""
 
     frame: int | None
@@ -40,8 +41,8 @@ class CallOpened:
 
 class ArgumentsAppended(NamedTuple):
     """A fragment of argument text. A named tuple, unlike the other events: nearly every event
-    of a tool-call stream is one, and a tuple of strings and ints costs half a frozen
-    dataclass to make and is not tracked by the garbage collector once seen."""
+    of a tool-call stream is one, and a tuple of strings and ints is unpacked where it is read
+    and is not tracked by the garbage collector once seen."""
 
     frame: int | None
     key: str
@@ -62,23 +63,32 @@ class Handover:
         return value
 
 
-@dataclass(frozen=True, slots=True)
-class ArgumentsSet:
+class ArgumentsSet(Struct, frozen=True):
     """The whole argument text, for protocols that send objects rather than text."""
 
     frame: int | None
     key: str
     text: str
     origin: TextOrigin = "serialized"
-    parsed: Handover | None = field(default=None, compare=False, repr=False)
+    parsed: Handover | None = None
     """The object or array ``text`` is orjson's serialization of, when the reader made it so
     (then it is also exactly ``text``'s parse, and holds no key twice), else None: the draft
     checker and the gate take it rather than parse and re-serialize a megabyte again. Taken
     once, by the turn state that applies the event (an event applied again parses its text)."""
 
+    # ``parsed`` is a way of carrying ``text``, not part of the event: two events with the same
+    # text are equal whether or not a parse travels with either.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ArgumentsSet:
+            return NotImplemented
+        return ((self.frame, self.key, self.text, self.origin)
+                == (other.frame, other.key, other.text, other.origin))
 
-@dataclass(frozen=True, slots=True)
-class ArgumentPiece:
+    def __hash__(self) -> int:
+        return hash((self.frame, self.key, self.text, self.origin))
+
+
+class ArgumentPiece(Struct, frozen=True):
     """A Vertex ``partialArgs`` piece: a value (or a string fragment) at a JSON path."""
 
     frame: int | None
@@ -88,8 +98,7 @@ class ArgumentPiece:
     will_continue: bool
 
 
-@dataclass(frozen=True, slots=True)
-class CallIdentified:
+class CallIdentified(Struct, frozen=True):
     """The provider named an open call again (a gateway repeating id and name on every chunk, a
     legacy delta carrying the name, a final response). Values the call lacked are filled in; a
     value that differs from the one it has is the ``identity_changed`` dispute."""
@@ -101,16 +110,14 @@ class CallIdentified:
     name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CallClosed:
+class CallClosed(Struct, frozen=True):
     """The provider closed the call: it vouches the arguments are whole."""
 
     frame: int | None
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class FinalCopy:
+class FinalCopy(Struct, frozen=True):
     """The provider's own copy of a call's whole argument text (a done event, the final
     response). Checked against the fragments; with no fragments at all, it is the text."""
 
@@ -119,8 +126,7 @@ class FinalCopy:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
-class CallCut:
+class CallCut(Struct, frozen=True):
     """The call ends without the provider vouching it is whole: the stream ended before its
     close, the provider marked it incomplete, a streamed string never ended, or another message
     replaced its own. The gate refuses it as truncated (rule ``call-cut``)."""
@@ -130,8 +136,7 @@ class CallCut:
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class TextAppended:
+class TextAppended(Struct, frozen=True):
     """Assistant text, reasoning or refusal text, kept so the panes can show the whole turn."""
 
     frame: int | None
@@ -139,8 +144,7 @@ class TextAppended:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class StopReported:
+class StopReported(Struct, frozen=True):
     """The provider said why generation stopped; the turn may still need its terminal event."""
 
     frame: int | None
@@ -151,16 +155,14 @@ class StopReported:
     """The provider reports a failure or refusal of the turn."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnEnded:
+class TurnEnded(Struct, frozen=True):
     """The terminal signal: the provider proved the turn is over."""
 
     frame: int | None
     signal: str
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderError:
+class ProviderError(Struct, frozen=True):
     """The provider reported an error in the stream (an error event or an error body)."""
 
     frame: int | None
@@ -168,8 +170,7 @@ class ProviderError:
     code: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class UsageReported:
+class UsageReported(Struct, frozen=True):
     """The provider's token counts, as it sent them."""
 
     frame: int | None
@@ -179,8 +180,7 @@ class UsageReported:
 MESSAGE_LIMIT = 300
 
 
-@dataclass(frozen=True, slots=True)
-class Anomaly:
+class Anomaly(Struct, frozen=True):
     """Something a careful reader should see: never a crash, never silence.
 
     Messages quote untrusted values, so every message is made one bounded line here, in the one
@@ -194,12 +194,12 @@ class Anomaly:
 
     def __post_init__(self) -> None:
         if type(self.code) is not Code:  # an undeclared code fails here, where it is raised
-            object.__setattr__(self, "code", Code(self.code))  # type: ignore[call-arg]
+            force_setattr(self, "code", Code(self.code))  # type: ignore[call-arg]
         text = self.message.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
         if len(text) > MESSAGE_LIMIT:
             text = text[: MESSAGE_LIMIT - 1] + "…"
         if text != self.message:
-            object.__setattr__(self, "message", text)
+            force_setattr(self, "message", text)
 
 
 CallEvent = (
@@ -217,7 +217,7 @@ CALL_CHANGES = (CallOpened, CallIdentified, ArgumentsAppended, ArgumentsSet, Arg
 
 
 def event_fields(event: CallEvent) -> tuple[str, ...]:
-    """The field names of any call event (named tuple or dataclass), in order."""
+    """The field names of any call event (named tuple or struct), in order."""
     if isinstance(event, ArgumentsAppended):
         return event._fields
-    return tuple(f.name for f in fields(event))
+    return event.__struct_fields__

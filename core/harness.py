@@ -9,8 +9,10 @@ registry (:mod:`.gate.codes`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from .call_buffer import CallBuffer
 from .demo_tools import run_demo_tool
@@ -24,8 +26,7 @@ __all__ = ["RULES", "Action", "Decision", "GateContext", "Lenient", "Reason", "d
 Action = Literal["wait", "execute", "refuse"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Struct, frozen=True):
     call: str
     action: Action
     reason: Reason | None

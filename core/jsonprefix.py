@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from .fork import shallow_copy
 
@@ -107,8 +107,7 @@ attribute lookup)."""
 _AFTER_VALUE = {None: _END, "{": _OBJ_NEXT, "[": _ARR_NEXT}
 
 
-@dataclass(frozen=True, slots=True)
-class DraftError:
+class DraftError(Struct, frozen=True):
     offset: int
     """Character offset in the argument text where it stopped being a valid prefix."""
     message: str

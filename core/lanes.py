@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, overload
 
+from msgspec import Struct
+
 from .events import Anomaly, CallIdentified, CallOpened
 from .harness import Decision
 from .jsonprefix import Draft
@@ -190,8 +192,7 @@ class CallIndex:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class CallView:
+class CallView(Struct, frozen=True):
     """One call's lane at a step."""
 
     key: str

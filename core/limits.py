@@ -10,13 +10,12 @@ keeping, says so once, and reads on. The session file still holds every byte rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 MiB = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Struct, frozen=True):
     """The bounds the engine reads a stream within (the ``--max-*`` flags)."""
 
     max_block_bytes: int = 64 * MiB

@@ -13,10 +13,11 @@ Completions) and here (the framing, Anthropic's error, Responses' done event).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
+from msgspec import Struct
+from msgspec.structs import replace
 
 from .errors import CallscopeError
 from .framing import decode_all, framing_of
@@ -27,8 +28,7 @@ class QuirkError(CallscopeError):
     """A quirk that does not exist, or does not apply to the stream's protocol."""
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(Struct, frozen=True):
     """One SSE block: its ``event:`` name, its data (parsed JSON, or the text when it is not
     JSON, or None for a block without data), the exact bytes while untouched, its time."""
 
@@ -77,8 +77,7 @@ def comment(text: str, t: float | None) -> Event:
 Rewrite = Callable[[list[Event]], list[Event]]
 
 
-@dataclass(frozen=True, slots=True)
-class Quirk:
+class Quirk(Struct, frozen=True):
     name: str
     protocols: tuple[str, ...] | None
     """The protocols it applies to (None: any SSE stream)."""

@@ -10,8 +10,9 @@ more than one chunk of the input at a time.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from .ending import EndingWatch
 from .engine import Engine, FrameStep, Step
@@ -30,8 +31,7 @@ class ChunkingError(CallscopeError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Chunking:
+class Chunking(Struct, frozen=True):
     """How a replay splits the recorded bytes (the ``--chunking`` flag)."""
 
     mode: str
@@ -54,6 +54,10 @@ class Chunking:
     def __str__(self) -> str:
         return {"bytes": f"bytes:{self.size}", "random": f"random:{self.seed}"}.get(
             self.mode, self.mode)
+
+
+RECORDED = Chunking("recorded")
+"""The recorded chunks as they arrived: the default of every replay."""
 
 
 def _cut(chunks: Iterable[TimedBytes], cut_at: int | None) -> Iterator[TimedBytes]:
@@ -153,7 +157,7 @@ def _fixed_size(source: Iterable[TimedBytes], size: int) -> Iterator[TimedBytes]
 
 
 def replay_outcome(chunks: Iterable[TimedBytes], engine: Engine, watch: EndingWatch, *,
-                   chunking: Chunking = Chunking("recorded"), cut_at: int | None = None) -> None:
+                   chunking: Chunking = RECORDED, cut_at: int | None = None) -> None:
     """:func:`replay` for callers that read only the outcome (``replay --summary``): each
     read is pushed (:meth:`.Engine.push`, no steps) and the watch is told what the steps would
     have told it: the bytes received, the last arrival time, the last frame. The engine keeps
@@ -177,7 +181,7 @@ def replay_outcome(chunks: Iterable[TimedBytes], engine: Engine, watch: EndingWa
 
 
 def replay(chunks: Iterable[TimedBytes], *, protocol: str | None = None,
-           tools: ToolSet | None = None, chunking: Chunking = Chunking("recorded"),
+           tools: ToolSet | None = None, chunking: Chunking = RECORDED,
            cut_at: int | None = None, engine: Engine | None = None) -> Iterator[Step]:
     """Run recorded chunks through a fresh engine (or the one given); yield every step."""
     engine = engine or Engine(protocol, tools)

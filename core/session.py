@@ -27,11 +27,11 @@ import math
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import replace
 from types import TracebackType
 from typing import IO, Any
 
 import orjson
+from msgspec.structs import replace
 
 from .errors import CallscopeError
 from .redact import (

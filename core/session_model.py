@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = frozenset({1})
@@ -18,8 +19,7 @@ END_KINDS = frozenset({"clean", "reset", "timeout", "cut", "http_error", "error"
 """How a stream can end. ``missing``: the file has no end line (the recorder stopped)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(Struct, frozen=True):
     """One network read: its bytes, exactly, and when it arrived."""
 
     t: float
@@ -27,8 +27,7 @@ class Chunk:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class StreamEnd:
+class StreamEnd(Struct, frozen=True):
     """How the stream ended (one of :data:`END_KINDS`)."""
 
     kind: str
@@ -46,8 +45,7 @@ class StreamEnd:
             raise ValueError(f"unknown stream end kind {self.kind!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionHeader:
+class SessionHeader(Struct, frozen=True):
     """Everything a session knows besides its chunks. ``request`` is
     ``{"method", "url", "headers": {name: value}, "body": <JSON>}`` (``body_text`` instead of
     ``body`` when the request body was not JSON), secrets redacted."""

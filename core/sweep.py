@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct
+
 from .limits import DEFAULT_LIMITS, Limits
 from .replay import Chunking, TimedBytes, reads, rechunk
 from .sweep_compare import KINDS, Executed, HarnessBroken, Problem, compare, executed_of, same_json, shown
@@ -38,8 +40,7 @@ WINDOW = 256
 """Above that size: every offset of this many bytes before the terminal signal's frame."""
 
 
-@dataclass(frozen=True, slots=True)
-class Variant:
+class Variant(Struct, frozen=True):
     """One stream the harness is fed: a chunking of the full stream, or a cut."""
 
     chunking: str

@@ -17,10 +17,10 @@ runs with each other rather than with the gate.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from .errors import CallscopeError
 from .inert import plain, preview
@@ -54,8 +54,7 @@ class HarnessBroken(CallscopeError):
     the sweep stops, as this says nothing of what the harness would execute."""
 
 
-@dataclass(frozen=True, slots=True)
-class Executed:
+class Executed(Struct, frozen=True):
     """One call the harness executed."""
 
     name: str
@@ -65,8 +64,7 @@ class Executed:
         return f"{plain(self.name)[:60]}({shown(self.arguments)})"
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Struct, frozen=True):
     kind: str
     call: str
     """The tool name the problem is about."""

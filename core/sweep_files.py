@@ -10,12 +10,13 @@ pytest plugin all come here.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import msgspec.structs
 
 from .errors import CallscopeError, InputError
 from .limits import DEFAULT_LIMITS, Limits
@@ -109,8 +110,8 @@ def write_reproduction(folder: Path, source: str, session: Session,
         end = StreamEnd("cut", detail=f"cut at byte {variant.cut} by callscope testing", at=last)
     else:
         end = end or session.end
-    header = dataclasses.replace(session.header, tools=list(tools) or session.header.tools,
-                                 provenance=why)
+    header = msgspec.structs.replace(session.header, tools=list(tools) or session.header.tools,
+                                     provenance=why)
     save_session(str(path), header, pieces, end)
     return path
 

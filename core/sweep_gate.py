@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from .check import dispatch_point, each_cut
 from .engine import CallPipeline, Engine
@@ -22,8 +23,7 @@ from .limits import DEFAULT_LIMITS, Limits
 from .tools import ToolSet
 
 
-@dataclass(frozen=True, slots=True)
-class GateCall:
+class GateCall(Struct, frozen=True):
     """One call of the stream and what the gate decided for it."""
 
     key: str
@@ -38,8 +38,7 @@ class GateCall:
     """The parsed arguments of an executed call (None when refused)."""
 
 
-@dataclass(frozen=True, slots=True)
-class GateOutcome:
+class GateOutcome(Struct, frozen=True):
     """The gate's decisions for one stream, in the order the calls opened."""
 
     calls: tuple[GateCall, ...]
@@ -73,8 +72,7 @@ def gate_full(reads: Sequence[bytes], protocol: str | None, tools: ToolSet,
     return _outcome(pipeline, 0 if last is None else last + 1), pipeline.protocol
 
 
-@dataclass(frozen=True)
-class CutClasses:
+class CutClasses(Struct, frozen=True):
     """The gate's outcome for a cut at any byte offset of one stream."""
 
     size: int

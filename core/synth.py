@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from .synth_context import token
 from .synth_turn import (
@@ -93,8 +94,7 @@ def encode(protocol: str, turn: Turn, rng: random.Random) -> bytes:
     return encoded.data[:cut_offset(encoded, turn.cut, rng)]
 
 
-@dataclass(frozen=True, slots=True)
-class Stream:
+class Stream(Struct, frozen=True):
     """Bytes as received: the chunks with their arrival times, and how the stream ended."""
 
     data: bytes

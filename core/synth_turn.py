@@ -8,20 +8,19 @@ API and re-exports every name here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from msgspec import Struct
 
 from .providers import SPECS
 
 
-@dataclass(frozen=True, slots=True)
-class Text:
+class Text(Struct, frozen=True):
     text: str
     channel: Literal["text", "reasoning"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Struct, frozen=True):
     name: str
     arguments: str
     """The argument JSON text exactly as the model writes it (it may be invalid or cut)."""
@@ -32,16 +31,14 @@ class ToolCall:
 Item = Text | ToolCall
 
 
-@dataclass(frozen=True, slots=True)
-class Stop:
+class Stop(Struct, frozen=True):
     kind: Literal["normal", "length", "error"] = "normal"
     message: str | None = None
     """For ``error``: the provider's message (None: a typical one for the protocol)."""
     code: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Fragmenting:
+class Fragmenting(Struct, frozen=True):
     """Fragment sizes in characters, drawn uniformly in ``[low, high]``."""
 
     low: int = 1
@@ -57,8 +54,7 @@ REALISTIC = Fragmenting(1, 8)
 COARSE = Fragmenting(32, 48)
 
 
-@dataclass(frozen=True, slots=True)
-class Cut:
+class Cut(Struct, frozen=True):
     """The connection drops inside the frame carrying call ``item``'s fragment that starts at
     character ``at`` of its arguments; everything before that frame was received."""
 
@@ -66,8 +62,7 @@ class Cut:
     at: int
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(Struct, frozen=True):
     items: tuple[Item, ...]
     stop: Stop = Stop()
     fragmenting: Fragmenting = REALISTIC

@@ -7,8 +7,9 @@ name here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+from msgspec import Struct
 
 from .events import Anomaly, ProviderError, StopReported, TurnEnded
 from .frame import Frame
@@ -21,8 +22,7 @@ KINDS: tuple[Kind, ...] = ("step", "frame", "chunk", "call", "decision", "anomal
 ``parse``: a call's draft first became a complete JSON value while the turn was open."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnView:
+class TurnView(Struct, frozen=True):
     protocol: str
     terminal: TurnEnded | None
     stop: StopReported | None
@@ -31,8 +31,7 @@ class TurnView:
     text: dict[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class View:
+class View(Struct, frozen=True):
     """The state of every pane after step ``k`` (immutable)."""
 
     k: int

@@ -25,10 +25,10 @@ Every tool needs a name, a non-empty string. A bad definition raises
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from .errors import CallscopeError, InputError
 from .inert import nested_deeper, preview
@@ -84,8 +84,7 @@ class ToolDefinitionError(CallscopeError):
     pass
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(Struct, frozen=True):
     name: str
     schema: dict[str, Any] | bool
     source_format: str
@@ -95,8 +94,7 @@ _ABSENT: Any = object()
 """A definition without the key that holds its schema (or name)."""
 
 
-@dataclass(frozen=True)
-class _Declared:
+class _Declared(Struct, frozen=True):
     """One tool as its definition writes it, before its name and schema are checked."""
 
     where: str  # its place in the list, for messages: tools[0], tools[1].functionDeclarations[2]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd
 from .capture_rules import DECODABLE

@@ -18,11 +18,12 @@ import errno
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from msgspec.structs import replace
 
 from ..core.errors import CallscopeError
 from ..core.providers import SPECS

@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 
+import msgspec.structs
 import pytest
 from callscope.core.check import BOUNDARIES_CHECKED, dispatch_point, each_cut, real_cuts
 from callscope.core.engine import CallPipeline, DecisionStep, Engine
@@ -220,7 +220,7 @@ def test_push_reads_without_contrast_decides_as_replay(name, data, protocol, too
         engine.push_reads(reads(chunks, chunking))
         engine.close()
         got = engine.pipeline.decisions
-        assert got == {k: dataclasses.replace(d, lenient=None) for k, d in expected.items()}
+        assert got == {k: msgspec.structs.replace(d, lenient=None) for k, d in expected.items()}
     assert any(d.lenient is not None for d in expected.values()) or not expected
 
 

@@ -3,8 +3,7 @@ is a named tuple (``ArgumentsAppended``, the commonest) or a frozen dataclass.""
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec.structs
 from callscope.core import events as E
 from callscope.core.engine import CallStep
 from callscope.core.gate.codes import Code
@@ -36,8 +35,8 @@ def test_event_fields_name_every_field_in_order():
     for event in SAMPLES:
         names = E.event_fields(event)
         assert names[0] == "frame"
-        if dataclasses.is_dataclass(event):
-            assert names == tuple(f.name for f in dataclasses.fields(event))
+        if isinstance(event, msgspec.Struct):
+            assert names == tuple(f.name for f in msgspec.structs.fields(event))
         else:
             assert names == type(event)._fields
         assert [getattr(event, n) for n in names][0] == event.frame

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 import random
 from bisect import bisect_right
 
+import msgspec.structs
 import orjson
 import pytest
 from callscope.core.engine import CallStep, ChunkStep, DecisionStep, Engine, FrameStep, WaitStep
@@ -294,8 +294,8 @@ def _same_view(grown, built, k: int, *, closed: bool) -> None:
     # While the stream is open nothing is "finished", and the turn names the protocol detected
     # so far; everything else must be identical at every step.
     if not closed:
-        b = dataclasses.replace(b, finished=False,
-                                turn=dataclasses.replace(b.turn, protocol=a.turn.protocol))
+        b = msgspec.structs.replace(b, finished=False,
+                                turn=msgspec.structs.replace(b.turn, protocol=a.turn.protocol))
     assert (a.k, a.step, a.frames_seen, a.frame, a.anchor, a.received, a.chunks_seen, a.calls,
             list(a.log), list(a.anomalies), a.turn, a.finished) == (
             b.k, b.step, b.frames_seen, b.frame, b.anchor, b.received, b.chunks_seen, b.calls,

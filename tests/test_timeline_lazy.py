@@ -12,7 +12,6 @@ take: comments, ids, retries, CR line ends), cut, and fed in random reads, whole
 from __future__ import annotations
 
 import random
-from dataclasses import fields
 
 from callscope.core import synth
 from callscope.core.engine import ChunkStep, FrameStep, Step
@@ -23,6 +22,7 @@ from callscope.core.replay import replay
 from callscope.core.timeline import Timeline, View
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import fields
 from test_hot_path_differential import PROTOCOLS, mutate, reads, tools, turn
 
 

@@ -3,9 +3,9 @@ with its verdict first; a tally first when the calls outnumber the rows; stream 
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 
+import msgspec.structs
 from callscope.core.session import open_input
 from callscope.core.timeline import Timeline
 from callscope.tui.panes.blocks import OneRow
@@ -66,7 +66,7 @@ def test_the_turn_says_where_the_transport_ended_and_the_providers_cut() -> None
 def test_a_calls_row_shows_its_name_as_text_cut_at_the_width() -> None:
     tl = timeline("demo.jsonl")
     call = tl.view(len(tl) - 1).calls[0]
-    hostile = dataclasses.replace(call, name="[bold]x[/]\x1b[31m" + "y" * 80)
+    hostile = msgspec.structs.replace(call, name="[bold]x[/]\x1b[31m" + "y" * 80)
     row = call_row(hostile)
     assert "[bold]x[/]" in row.plain and "\x1b" not in row.plain  # (the escape made visible)
     block = OneRow(("row",), lambda: row)

@@ -197,8 +197,7 @@ async def test_a_lane_turning_fresh_changes_its_top_edge_and_text_only() -> None
     """The lane a step writes to is marked on its top edge (and its new text): its other rows
     keep their keys and look, so a step from a step that added no text (a read, another
     frame) to one that does draws a row or two of the lane, not all of it."""
-    import dataclasses
-
+    import msgspec.structs
     from callscope.tui.app import CallscopeApp
     from callscope.tui.panes.buffers import BuffersPane
     from callscope.tui.panes.lane import Lane
@@ -215,7 +214,7 @@ async def test_a_lane_turning_fresh_changes_its_top_edge_and_text_only() -> None
                     continue
                 width = 61
                 fresh = Lane(call, timeline, k, False)
-                stale = Lane(dataclasses.replace(call, fresh=None), timeline, k, False)
+                stale = Lane(msgspec.structs.replace(call, fresh=None), timeline, k, False)
                 keys, before = fresh.row_keys(width), stale.row_keys(width)
                 assert keys[0] != before[0]  # the top edge says which lane grew
                 drawn = [fresh.render_row(r, width, pane) for r in range(fresh.rows(width))]

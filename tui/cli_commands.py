@@ -170,9 +170,9 @@ def cmd_import(args: Args, out: TextIO) -> int:
 
 
 def _with(header: Any, **changes: Any) -> Any:
-    import dataclasses
+    import msgspec.structs
 
-    return dataclasses.replace(header, **changes)
+    return msgspec.structs.replace(header, **changes)
 
 
 def cmd_open(args: Args, out: TextIO) -> int:

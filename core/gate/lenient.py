@@ -8,17 +8,16 @@ every place where it would have executed what the gate refused.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
+from msgspec import Struct
 
 from ..call_buffer import CallBuffer
 from .parse import TOO_DEEP
 
 
-@dataclass(frozen=True, slots=True)
-class Lenient:
+class Lenient(Struct, frozen=True):
     """What a lenient harness would have done with the same call."""
 
     action: Literal["execute", "skip"]

@@ -10,8 +10,9 @@ is this table, generated (``scripts/gate_tables.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
+
+from msgspec import Struct
 
 from ..call_buffer import CallBuffer
 from ..calls import TurnState
@@ -21,8 +22,7 @@ from .parse import Parsed, parse_error
 Reason = Literal["truncated", "invalid_json", "schema", "unknown_tool", "provider_error"]
 
 
-@dataclass(frozen=True, slots=True)
-class GateContext:
+class GateContext(Struct, frozen=True):
     """What a rule reads besides the call: the turn, the tools, the protocol's empty text."""
 
     turn: TurnState
@@ -36,8 +36,7 @@ class GateContext:
 Check = Callable[[GateContext, CallBuffer, Parsed | None], str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Struct, frozen=True):
     """One refusal rule of the gate: its id, the reason it refuses with, its check."""
 
     id: str

@@ -12,9 +12,10 @@ the reader registry (:mod:`.`), the emulator (``net/serve.py``), the live client
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from msgspec import Struct
 
 from ..frame import Frame
 
@@ -41,8 +42,7 @@ Recogniser = Callable[[Frame, "dict[str, Any] | None"], bool]
 (payload None: the ``event:`` field may tell without parsing), then with the parsed object."""
 
 
-@dataclass(frozen=True, slots=True)
-class LiveShape:
+class LiveShape(Struct, frozen=True):
     """How ``callscope live`` asks the provider for a stream (data only: ``net/live.py`` reads
     the environment and sends the request)."""
 
@@ -83,8 +83,7 @@ def input_body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
     return {"model": model, "input": prompt, "stream": True}
 
 
-@dataclass(frozen=True, slots=True)
-class Synthetic:
+class Synthetic(Struct, frozen=True):
     """How the stream synthesizer (:mod:`core.synth`) writes the protocol."""
 
     encoder: str
@@ -98,8 +97,7 @@ class Synthetic:
     """What a call of a tool without parameters carries on the wire ("{}", or nothing)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProtocolSpec:
+class ProtocolSpec(Struct, frozen=True):
     """One protocol, declared once (see docs/adding-a-protocol.md)."""
 
     name: str
