@@ -161,6 +161,55 @@ async def test_the_detail_pane_shows_the_rows_of_the_detail_made_whole(
         assert deferred  # (the large frame's long lines were counted after its paint)
 
 
+async def test_the_next_frames_detail_is_made_after_the_paint_and_drawn_as_if_made_then() -> None:
+    """After a frame is shown, the next one's detail is built and measured while the user
+    reads; a step onto it shows that very block, drawn as the detail made whole, the large
+    frame's long lines still counted after its paint."""
+    from callscope.tui.app import CallscopeApp
+
+    timeline, big = _timeline()
+    app = CallscopeApp([], source="test", timeline=timeline)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(FrameDetailPane)
+        for index in (3, big - 1):
+            app.action_goto_step(timeline.step_for_frame(index))
+            await pilot.pause()
+            key = ("frame", id(timeline), index + 1, app.theme)
+            prepared = pane._blocks.get(key)
+            assert prepared is not None and prepared._tops  # (built and measured)
+            app.action_goto_step(timeline.step_for_frame(index + 1))
+            assert pane.blocks[0] is prepared and pane.index == index + 1
+            await pilot.pause()
+            whole = LineWrapped(("whole",), lambda i=index + 1: assemble(  # type: ignore[misc]
+                pane._parts(i)), hang=field_indent)
+            assert _painted(pane) == _expected(pane, whole)
+            await _pause_until(pilot, lambda b=prepared: b.settled(pane._width))
+            await pilot.pause()
+            assert pane.block_height(0) == whole.rows(pane._width)
+        # The last frame has no next: nothing is made.
+        app.action_goto_step(timeline.step_for_frame(len(timeline.frames) - 1))
+        await pilot.pause()
+        assert all(k[2] < len(timeline.frames) for k in pane._blocks)
+
+
+async def test_a_growing_streams_next_frame_is_not_made_ahead() -> None:
+    """A live frame's detail may change (its times, its effects): none is made ahead."""
+    from callscope.tui.app import CallscopeApp
+
+    closed, _ = _timeline()
+    timeline = Timeline.live("openai-responses")
+    for t, data in closed.source:
+        timeline.extend(t, data)
+    app = CallscopeApp([], source="test", timeline=timeline)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(FrameDetailPane)
+        app.action_goto_step(timeline.step_for_frame(3))
+        await pilot.pause()
+        assert pane.index == 3 and not pane._blocks
+
+
 def test_a_raw_lines_plain_text_is_the_plain_text_of_the_line_drawn() -> None:
     """FrameText.plain (what the detail counts a raw line's rows by) is FrameText.line's
     text, chunk marks and escapes included, on every line of every frame."""

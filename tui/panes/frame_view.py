@@ -71,6 +71,7 @@ class FrameDetailPane(RowsView):
         self._text = FrameText()
         self._settling: Timer | None = None
         self._blocks: dict[Hashable, LineWrapped] = {}
+        self._preparing = False  # the next frame's detail is to be made after the paint
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -97,18 +98,42 @@ class FrameDetailPane(RowsView):
         self.index = index
         key = ("frame", *shown)
         self.border_title = "frame detail" if index is None else f"frame #{index}"
-        block = self._blocks.pop(key, None) or LineWrapped(
-            key, hang=field_indent, lines=lambda: StitchedLines(self._parts(index)),
-            defer=LONG_LINE, exact=max(2 * self.scrollable_content_region.height, EXACT_ROWS))
+        block = self._blocks.pop(key, None) or self._block(key, index)
         if self.timeline.closed:  # (the last few frames shown, counted once: a live frame's
-            self._blocks[key] = block  # times and effects may be new when it is shown again)
-            while len(self._blocks) > KEPT_BLOCKS:
-                del self._blocks[next(iter(self._blocks))]
+            self._keep(key, block)  # times and effects may be new when it is shown again)
+            if index is not None and index + 1 < len(self.timeline.frames) \
+                    and not self._preparing:
+                self._preparing = True
+                self.call_after_refresh(self._prepare_next)
         if self.set_blocks([block]):
             self.show_block(0)
             with self.own_scroll():
                 self.scroll_to(y=0, animate=False, immediate=True)
             self._settle_later()
+
+    def _block(self, key: Hashable, index: int | None) -> LineWrapped:
+        return LineWrapped(
+            key, hang=field_indent, lines=lambda: StitchedLines(self._parts(index)),
+            defer=LONG_LINE, exact=max(2 * self.scrollable_content_region.height, EXACT_ROWS))
+
+    def _keep(self, key: Hashable, block: LineWrapped) -> None:
+        self._blocks[key] = block
+        while len(self._blocks) > KEPT_BLOCKS:
+            del self._blocks[next(iter(self._blocks))]
+
+    def _prepare_next(self) -> None:
+        """After a frame's paint, while the user reads it: the next frame's detail built and
+        its first screens counted (~1 ms), so a step onto it (the commonest move) only draws.
+        A recorded stream's only: a live frame's detail may change when shown again."""
+        self._preparing = False
+        if self.timeline is None or not self.timeline.closed or self.index is None \
+                or not self._width or self.index + 1 >= len(self.timeline.frames):
+            return
+        key = ("frame", id(self.timeline), self.index + 1, self.app.theme)
+        if key not in self._blocks:
+            block = self._block(key, self.index + 1)
+            block.rows(self._width)
+            self._keep(key, block)
 
     def _relayout(self) -> None:
         super()._relayout()
