@@ -131,6 +131,29 @@ class CallBuffer:
         self.fragments.append(frame, start, end, draft)
         return draft
 
+    def extend(self, frame: int, fragments: list[str]) -> Draft:
+        """:meth:`append` of each fragment in turn, the first from frame ``frame`` and each
+        next from the next frame (a run the hot path read at once); the last draft status."""
+        start = self.length
+        parts = self._parts
+        parts += fragments
+        if len(parts) - self._joined > BLOCK:
+            parts[self._joined:] = ["".join(parts[self._joined:])]
+            self._joined += 1
+        feed, add = self._checker.feed, self.fragments.append
+        for fragment in fragments:
+            end = start + len(fragment)
+            draft = feed(fragment)
+            add(frame, start, end, draft)
+            frame += 1
+            start = end
+        self.length = start
+        if self._wide >= 0:
+            text = "".join(fragments)
+            if not text.isascii():  # (UTF-8 bytes past one a character, as append counts)
+                self._wide += len(text.encode("utf-8", "surrogatepass")) - len(text)
+        return draft
+
     def replace(self, frame: int | None, text: str, origin: TextOrigin, parsed: Any = None) -> None:
         """Protocols that send objects set the whole text at once (``parsed``: the object or
         array ``text`` is orjson's serialization of, when the reader says so, else None)."""

@@ -191,6 +191,16 @@ class TurnState:
             return None
         return call.append(frame, fragment)
 
+    def hot_room(self, key: str) -> int:
+        """:meth:`append_hot`'s question for a run of fragments for call ``key`` (the hot path
+        reads several blocks at once): how many characters the call may still take on the
+        fast path, -1 when it may take none (:meth:`apply` must take them)."""
+        call = self.calls.get(key)
+        if (call is None or call.closed or call.origin != "raw" or self.halted is not None
+                or self.terminal is not None):
+            return -1
+        return self.limits.max_argument_chars - call.length
+
     def apply(self, event: CallEvent) -> list[Anomaly]:
         """Apply one event; return the anomalies the accumulator itself found."""
         found: list[Anomaly] = []

@@ -155,6 +155,15 @@ class CallPipeline:
         elif self._drafts.get(key) is not draft and key not in self.decisions:
             self._drafts[key] = draft  # (the wait step _wait would make, unmade)
 
+    def hot_fragments(self, frame: int, key: str, fragments: list[str]) -> None:
+        """Frames ``frame`` onwards were each one fragment for call ``key`` and nothing else,
+        and it has room for them all (:meth:`.calls.TurnState.hot_room`): :meth:`hot_fragment`
+        of each in turn."""
+        self.last_frame = frame + len(fragments) - 1
+        draft = self.state.calls[key].extend(frame, fragments)
+        if self._drafts.get(key) is not draft and key not in self.decisions:
+            self._drafts[key] = draft  # (the last wait step _wait would make, unmade)
+
     def _detect(self, frame: Frame, out: list[Step]) -> None:
         found = detect(frame)
         if found is None:
@@ -269,7 +278,7 @@ class Engine:
         """The last frame :meth:`push` materialized if it was cut short (not terminated: all
         an ending asks of it), else None: a big terminated frame (a final response holding every
         call's arguments) is not kept for nothing. The hot path's frames are all terminated."""
-        self._hot = HotPath(self.pipeline)
+        self._hot = HotPath(self.pipeline, limits.max_block_bytes)
         self._sse: SSEDecoder | None = self.decoder if isinstance(self.decoder, SSEDecoder) \
             else None
         """The SSE decoder the hot path feeds: the decoder, or the one a sniffing decoder chose
@@ -328,15 +337,15 @@ class Engine:
             for offset in range(len(first), len(data), PIECE):  # (in pieces, as feed_lazily)
                 piece = data[offset:offset + PIECE]
                 if sse is not None:
-                    sse.feed_hot(piece, self._hot.take, deliver, more=True)
+                    sse.feed_hot(piece, self._hot, deliver, more=True)
                     continue
                 for frame in decoder.feed_more(piece):
                     deliver(frame)
             return
-        take = self._hot.take
-        sse.feed_hot(data if len(data) <= PIECE else data[:PIECE], take, deliver)
+        hot = self._hot
+        sse.feed_hot(data if len(data) <= PIECE else data[:PIECE], hot, deliver)
         for offset in range(PIECE, len(data), PIECE):
-            sse.feed_hot(data[offset:offset + PIECE], take, deliver, more=True)
+            sse.feed_hot(data[offset:offset + PIECE], hot, deliver, more=True)
 
     def _sniffed(self) -> SSEDecoder | None:
         """The SSE decoder a sniffing decoder (no protocol given) chose, once it has."""
@@ -349,7 +358,7 @@ class Engine:
         """:meth:`push` each read in turn (``callscope check`` replays a session byte by
         byte): one Python call per read."""
         decoder = self.decoder
-        deliver, take = self._deliver, self._hot.take
+        deliver, hot = self._deliver, self._hot
         count = 0
         reads = iter(reads)  # (two loops over it: the second goes on where the first stopped)
         for data in reads:  # (until the framing is known to be SSE)
@@ -363,8 +372,8 @@ class Engine:
             self.chunks += count
             return
         assert self._sse is not None
-        self._sse.feed_hot(data, take, deliver)
-        self.chunks += count + 1 + self._sse.feed_hot_each(reads, take, deliver)
+        self._sse.feed_hot(data, hot, deliver)
+        self.chunks += count + 1 + self._sse.feed_hot_each(reads, hot, deliver)
 
     def _deliver(self, frame: Frame) -> None:
         self.last_frame = None if frame.terminated else frame

@@ -26,7 +26,7 @@ Any other block is read as above.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -64,6 +64,12 @@ class BlockShape(NamedTuple):
     """``len(head)``."""
     rest: re.Pattern[bytes]
     """What follows the head, to the block's end: matched whole."""
+    block: re.Pattern[bytes]
+    """The whole block and the blank line that ends it, matched where a block starts: the next
+    blocks of a run (:meth:`HotPath.take`). The block holds one LF, inside its head, so the
+    first blank line after its start is the one this matches."""
+    slots: int
+    """Values per block."""
 
 
 def block_shape(*parts: bytes) -> BlockShape:
@@ -73,56 +79,60 @@ def block_shape(*parts: bytes) -> BlockShape:
     fixed (the event line)."""
     slots = (INT, STRING)
     head, *rest = parts
-    assert head not in slots
-    return BlockShape(head, len(head),
-                      re.compile(b"".join(p if p in slots else re.escape(p) for p in rest)))
+    assert head not in slots and head.count(b"\n") == 1 and b"\n" not in b"".join(rest)
+    pattern = b"".join(p if p in slots else re.escape(p) for p in rest)
+    return BlockShape(head, len(head), re.compile(pattern),
+                      re.compile(re.escape(head) + pattern + b"\n\n"),
+                      sum(p in slots for p in rest))
+
+
+RUN = 256
+"""Blocks of one shape read at most by one :meth:`HotPath.take` (their values parsed at once)."""
 
 
 class HotPath:
-    """One stream's hot path: the ``take`` of :meth:`~.sse.SSEDecoder.feed_hot`."""
+    """One stream's hot path: the :class:`~.sse_fast.Taker` of :meth:`~.sse.SSEDecoder.
+    feed_hot`."""
 
-    __slots__ = ("pipeline", "_names", "_last")
+    __slots__ = ("pipeline", "run_end", "_max_block", "_names", "_last")
 
-    def __init__(self, pipeline: CallPipeline) -> None:
+    def __init__(self, pipeline: CallPipeline, max_block: int) -> None:
         self.pipeline = pipeline
+        self.run_end = 0
+        self._max_block = max_block
+        """The decoder's limit: a block this long or longer is the decoder's (it overflows)."""
         self._names: dict[bytes, str] = {}
         self._last: tuple[bytes, str | None] = (b"\n", None)
         """The last event name read, raw and decoded (a stream repeats one name for a run);
         at first a name no line can hold."""
 
-    def take(self, data: bytes, start: int, end: int, index: int) -> bool:
+    def take(self, data: bytes, start: int, end: int, index: int) -> int:
         """Read the block ``data[start:end]`` (its lines, LF-separated) as frame ``index`` if
-        it is an argument fragment the reader calls hot; False leaves it to the reference."""
+        it is an argument fragment the reader calls hot, and then the blocks after it as long
+        as they are too (:meth:`_run`); how many it read (0 leaves the block to the
+        reference)."""
         pipeline = self.pipeline
         reader = pipeline.reader
         if not pipeline.hot_ready:  # (what only the reference path changes: see hot_ready)
             if reader is None or not reader.has_hot_frame or pipeline.state.halted is not None \
                     or reader.done_frame is not None or reader.ended:  # (reader.quiet(), inline)
-                return False
+                return 0
             pipeline.hot_ready = True
         assert reader is not None
         shape = reader.hot_shape
         if shape is not None and data.startswith(shape.head, start):
             match = shape.rest.fullmatch(data, start + shape.size, end)
             if match is not None:
-                try:  # (the slots' JSON values, parsed at once as the items of one array)
-                    values = _values(b"[" + _join(match.groups()) + b"]")
-                except orjson.JSONDecodeError:
-                    return False  # (the reference says why)
-                hit = reader.hot_values(values)
-                if hit is None:
-                    return False
-                pipeline.hot_fragment(index, hit[0], hit[1])
-                return True
+                return self._run(data, end + 2, match.groups(), index)
         if data.startswith(_DATA, start):
             at = start + 6
             if data.find(_LF, at, end) >= 0:
-                return False
+                return 0
             event = None
         elif data.startswith(_EVENT, start):
             nl = data.find(_LF, start, end)
             if nl < 0 or not data.startswith(_DATA, nl + 1) or data.find(_LF, nl + 1, end) >= 0:
-                return False
+                return 0
             last, event = self._last
             if nl - start - 7 != len(last) or not data.startswith(last, start + 7):
                 name = data[start + 7:nl]  # (another name than the last frame's)
@@ -131,21 +141,93 @@ class HotPath:
                     try:
                         event = name.decode()
                     except UnicodeDecodeError:
-                        return False  # (the reference decodes it with replacement characters)
+                        return 0  # (the reference decodes it with replacement characters)
                     if len(self._names) < MAX_NAMES:
                         self._names[name] = event
                 self._last = (name, event)
             at = nl + 7
         else:
-            return False
+            return 0
         if data[at] != _OPEN:
-            return False
+            return 0
         try:
             payload = orjson.loads(data[at:end])
         except orjson.JSONDecodeError:
-            return False  # (not UTF-8, or not JSON: the reference says which)
+            return 0  # (not UTF-8, or not JSON: the reference says which)
         hit = reader.hot_fragment(event, payload, index)
         if hit is None:
-            return False
+            return 0
         pipeline.hot_fragment(index, hit[0], hit[1])
-        return True
+        return 1
+
+    def _run(self, data: bytes, pos: int, values: tuple[bytes, ...], index: int) -> int:
+        """Frame ``index``, whose block (its slots' bytes ``values``) ends at ``pos``, and the
+        blocks of the same shape that follow it whole in ``data``: their values parsed at once,
+        as the items of one array, then each asked of the reader as :meth:`take` asks, until
+        one is not hot or the reference path has been asked (which may change what is hot: the
+        next block is offered again), the fragments for one call in a row appended together.
+        Sets :attr:`run_end` past the last block read."""
+        pipeline = self.pipeline
+        reader = pipeline.reader
+        assert reader is not None and reader.hot_shape is not None
+        shape = reader.hot_shape
+        match, limit = shape.block.match, self._max_block
+        slots: list[bytes] = list(values)
+        ends = [pos]
+        while len(ends) < RUN and (found := match(data, pos)) is not None:
+            end = found.end()
+            if end - 2 - pos >= limit:
+                break  # (the decoder's to overflow)
+            slots += found.groups()
+            ends.append(end)
+            pos = end
+        try:
+            parsed = _values(b"[" + _join(slots) + b"]")
+        except orjson.JSONDecodeError:
+            parsed = _each(slots, shape.slots)  # (up to the block that fails: the reference's)
+        k = shape.slots
+        hot_room, flush = pipeline.state.hot_room, pipeline.hot_fragments
+        # Consecutive fragments for one call are appended together; a fragment for a call
+        # with no room for it is the reference's (hot_fragment hands it over), and ends the
+        # run before the reader reads the next block (the reference may halt the turn).
+        group: list[str] = []
+        group_key = ""  # (with no room: a first key equal to it is handed over, never grouped)
+        room, first, read = -1, index, 0
+        for at in range(0, len(parsed), k):
+            hit = reader.hot_values(parsed[at:at + k])
+            if hit is None:
+                break
+            key, fragment = hit
+            if key != group_key:
+                if group:
+                    flush(first, group_key, group)
+                    group = []
+                room = hot_room(key)
+                group_key, first = key, index + read
+            room -= len(fragment)
+            if room < 0:
+                if group:
+                    flush(first, group_key, group)
+                pipeline.hot_fragment(index + read, key, fragment)
+                read += 1
+                group = []
+                break
+            group.append(fragment)
+            read += 1
+        if group:
+            flush(first, group_key, group)
+        if read:
+            self.run_end = ends[read - 1]
+        return read
+
+
+def _each(slots: list[bytes], k: int) -> list[Any]:
+    """The values of the blocks whose slots parse, each block's alone, up to the first that does
+    not."""
+    parsed: list[Any] = []
+    for at in range(0, len(slots), k):
+        try:
+            parsed += _values(b"[" + _join(slots[at:at + k]) + b"]")
+        except orjson.JSONDecodeError:
+            break
+    return parsed

@@ -37,7 +37,7 @@ from itertools import accumulate, islice
 
 from .errors import DecoderClosed
 from .frame import Frame
-from .sse_fast import FastPath, Take
+from .sse_fast import FastPath, Taker
 from .sse_fields import SPLIT_LINES
 
 # The end of a block: the line end of a non-empty line, then an empty line's line end. A lone
@@ -76,12 +76,12 @@ class SSEDecoder(FastPath):
         self._chunk_starts.append(self._received)
         return self._take(chunk)
 
-    def feed_hot(self, chunk: bytes, take: Take, deliver: Callable[[Frame], None], *,
+    def feed_hot(self, chunk: bytes, hot: Taker, deliver: Callable[[Frame], None], *,
                  more: bool = False) -> None:
         """:meth:`feed` (:meth:`feed_more` with ``more``) for the engine's hot path
         (:mod:`.hot_path`), one call per read: each block the fast path cuts is first offered
-        to ``take`` as its span in the bytes, before any :class:`Frame` is made; a block
-        ``take`` reads counts as a frame and is never made one. Every other frame goes to
+        to ``hot`` as its span in the bytes, before any :class:`Frame` is made; a block
+        ``hot`` reads counts as a frame and is never made one. Every other frame goes to
         ``deliver``, all in stream order."""
         if self._plain and _CR not in chunk:
             if not more:
@@ -90,17 +90,17 @@ class SSEDecoder(FastPath):
             buf = self._buf
             buf += chunk
             if _LF in chunk:
-                self._drain_lf(take, deliver)
+                self._drain_lf(hot, deliver)
             elif len(buf) > self._max_block:
                 deliver(self._overflow())
             return
         for frame in self.feed_more(chunk) if more else self.feed(chunk):
             deliver(frame)
 
-    def feed_hot_each(self, reads: Iterable[bytes], take: Take,
+    def feed_hot_each(self, reads: Iterable[bytes], hot: Taker,
                       deliver: Callable[[Frame], None], *, more: bool = False) -> int:
         """:meth:`feed_hot` each read in turn (with ``more``, the first one continues the
-        chunk fed last), for a caller that reads only what ``take`` and ``deliver`` are handed
+        chunk fed last), for a caller that reads only what ``hot`` and ``deliver`` are handed
         (``check`` replays every session a byte per read): while the fast path holds, the
         blocks of a run of reads are cut at once (:meth:`~.sse_fast.FastPath._plain_run`), one
         copy and one compaction a run, not a call each. The reads are taken from ``reads``
@@ -112,7 +112,7 @@ class SSEDecoder(FastPath):
             first = next(reads, None)
             if first is None:
                 return 0
-            self.feed_hot(first, take, deliver, more=True)
+            self.feed_hot(first, hot, deliver, more=True)
             before -= 1  # (it continued the last chunk: no start of its own)
         while batch := list(islice(reads, _BATCH)):
             # (stream offsets: read k is ends[k]:ends[k + 1], so the chunk starts are a slice)
@@ -123,9 +123,9 @@ class SSEDecoder(FastPath):
                     if at >= hi:  # (the reads from here joined, up to _JOIN bytes of them)
                         lo, hi = at, max(bisect_right(ends, ends[at] + _JOIN, at) - 1, at + 1)
                         joined = b"".join(batch[lo:hi])
-                    at = self._plain_run(batch, ends, lo, at, hi, joined, take, deliver)
+                    at = self._plain_run(batch, ends, lo, at, hi, joined, hot, deliver)
                     continue
-                self.feed_hot(batch[at], take, deliver)  # (the general path's, or overflowed)
+                self.feed_hot(batch[at], hot, deliver)  # (the general path's, or overflowed)
                 at += 1
         return self._chunk_base + len(self._chunk_starts) - before
 
@@ -267,4 +267,4 @@ def decode_all(data: bytes) -> list[Frame]:
     return decoder.feed(data) + decoder.close()
 
 
-__all__ = ["SSEDecoder", "Take", "decode_all"]
+__all__ = ["SSEDecoder", "Taker", "decode_all"]

@@ -4,7 +4,7 @@ While no byte order mark is pending and the buffered bytes hold no CR, a block e
 the next ``\\n\\n`` (or is one stray ``\\n``). :meth:`FastPath._drain_lf` cuts every such block
 of one read with one ``find`` each and compacts the buffer once; :meth:`FastPath._plain_run`
 does the same for a run of reads at once (:meth:`.sse.SSEDecoder.feed_hot_each`). With a
-``take`` (:meth:`.sse.SSEDecoder.feed_hot`) each block is first offered to the engine's hot path
+taker (:meth:`.sse.SSEDecoder.feed_hot`) each block is first offered to the engine's hot path
 as its span in the bytes, and a block taken is never made a frame. The general path
 (:mod:`.sse`) produces the same frames, which the property tests check chunking by chunking.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable
+from typing import Protocol
 
 from .frame import Frame
 from .sse_fields import NO_FIELDS, big_shape, common_shape
@@ -26,10 +27,18 @@ _BIG = 1 << 16
 _KEEP_STARTS = 4096
 """Chunk starts held before those wholly before the pending block are let go."""
 
-Take = Callable[[bytes, int, int, int], bool]
-"""The hot path's offer (:meth:`.sse.SSEDecoder.feed_hot`): ``(bytes, start, text_end, frame
-index)``, a block's lines being ``bytes[start:text_end]`` (LF-separated, no CR, no byte order
-mark); True when it read the block."""
+class Taker(Protocol):
+    """The hot path (:meth:`.sse.SSEDecoder.feed_hot`), offered each block before it is made a
+    frame."""
+
+    run_end: int
+    """Where the last block ends (past its blank line) when :meth:`take` read more than one."""
+
+    def take(self, data: bytes, start: int, text_end: int, index: int) -> int:
+        """The block ``data[start:text_end]`` (LF-separated lines, no CR, no byte order mark)
+        as frame ``index``: how many blocks it read from there, in order, each its frame (0:
+        none; past the first, only whole blocks shorter than the decoder's limit)."""
+        ...
 Emit = Callable[[Frame], None]
 
 _new = tuple.__new__
@@ -41,7 +50,7 @@ class FastPath(DecoderState):
     """The fast path of :class:`~.sse.SSEDecoder` (no CR in the buffer, no BOM pending)."""
 
     def _plain_run(self, batch: list[bytes], ends: list[int], lo: int, at: int, hi: int,
-                   joined: bytes, take: Take, deliver: Emit) -> int:
+                   joined: bytes, hot: Taker, deliver: Emit) -> int:
         """Feed reads ``batch[at:hi]`` as if one by one while the fast path holds, their
         blocks cut at once: ``joined`` is ``b"".join(batch[lo:hi])``, ``ends`` the stream offsets
         where the batch's reads start (read k is ``ends[k]:ends[k + 1]``: the running sum of
@@ -67,6 +76,7 @@ class FastPath(DecoderState):
         offset = self._block_start
         max_block = self._max_block
         start = 0  # (where the pending block starts in data: what is cut goes before it)
+        take = hot.take
         # A block ends in these reads if a blank line does or one starts the pending block
         # (the buffer holds none): else their bytes are appended and the buffer is not
         # copied, so a long block costs linear time however it is read.
@@ -92,11 +102,13 @@ class FastPath(DecoderState):
                     pos = data.find(b"\n\n", start)
                 if pos < 0 or pos - start >= max_block:
                     break
-                if take(data, start, pos, self._frames):
-                    self._frames += 1  # read where it lies: a frame never materialized
-                else:
-                    self._cut(data, start, pos, offset, self._chunk_of(offset + start),
-                              self._chunk_of(offset + pos + 1), deliver)
+                read = take(data, start, pos, self._frames)
+                if read:
+                    self._frames += read  # read where they lie: frames never materialized
+                    start = pos + 2 if read == 1 else hot.run_end
+                    continue
+                self._cut(data, start, pos, offset, self._chunk_of(offset + start),
+                          self._chunk_of(offset + pos + 1), deliver)
                 start = pos + 2
         else:
             buf += memoryview(joined)[first:last]
@@ -121,12 +133,12 @@ class FastPath(DecoderState):
             self._let_go()
         return stop
 
-    def _drain_lf(self, take: Take | None = None, deliver: Emit | None = None) -> list[Frame]:
+    def _drain_lf(self, hot: Taker | None = None, deliver: Emit | None = None) -> list[Frame]:
         """Cut every block that ends in the buffer, where a block ends at ``\\n\\n`` (or is one
         stray ``\\n``). One copy of the buffer, one ``find`` per block, one compaction per read.
-        With ``take`` and ``deliver`` (:meth:`.sse.SSEDecoder.feed_hot`), each block is offered
-        to ``take`` first, and the frames go to ``deliver`` as they are made (so in stream
-        order with the blocks ``take`` read), not into the list returned."""
+        With ``hot`` and ``deliver`` (:meth:`.sse.SSEDecoder.feed_hot`), each block is offered
+        to ``hot`` first, and the frames go to ``deliver`` as they are made (so in stream
+        order with the blocks ``hot`` read), not into the list returned."""
         buf = self._buf
         pos = buf.find(b"\n\n", self._scan)
         frames: list[Frame] = []
@@ -155,8 +167,10 @@ class FastPath(DecoderState):
                 if text_end < 0 or text_end - start >= self._max_block:
                     break
                 end = text_end + 2
-                if take is not None and take(data, start, text_end, self._frames):
-                    self._frames += 1  # read where it lies: a frame never materialized
+                if hot is not None and (read := hot.take(data, start, text_end, self._frames)):
+                    self._frames += read  # read where they lie: frames never materialized
+                    if read > 1:
+                        end = hot.run_end
                 else:
                     self._cut(data, start, text_end, offset, first_chunk, this_chunk, emit)
             first_chunk = this_chunk

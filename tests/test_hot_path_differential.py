@@ -20,6 +20,8 @@ import pytest
 from callscope.core import synth
 from callscope.core.engine import CallPipeline, Engine
 from callscope.core.framing import decode_all, framing_of
+from callscope.core.hot_path import RUN
+from callscope.core.limits import DEFAULT_LIMITS, Limits
 from callscope.core.providers import SPECS
 from callscope.core.tools import ToolSet
 from hypothesis import HealthCheck, given, settings
@@ -156,8 +158,9 @@ def snapshot(pipeline: CallPipeline) -> dict[str, Any]:
     }
 
 
-def reference(protocol: str | None, chunks: list[bytes]) -> tuple[Engine, dict[int, Any]]:
-    engine = Engine(protocol, tools())
+def reference(protocol: str | None, chunks: list[bytes],
+              limits: Limits = DEFAULT_LIMITS) -> tuple[Engine, dict[int, Any]]:
+    engine = Engine(protocol, tools(), limits)
     frames = {}
     for chunk in chunks:
         for step in engine.feed(chunk):
@@ -171,8 +174,8 @@ def reference(protocol: str | None, chunks: list[bytes]) -> tuple[Engine, dict[i
 class Counting(Engine):
     """An engine that keeps the frames it materializes."""
 
-    def __init__(self, protocol: str | None) -> None:
-        super().__init__(protocol, tools())
+    def __init__(self, protocol: str | None, limits: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__(protocol, tools(), limits)
         self.materialized: list[Any] = []
 
     def _deliver(self, frame: Any) -> None:
@@ -180,16 +183,17 @@ class Counting(Engine):
         super()._deliver(frame)
 
 
-def hot(protocol: str | None, chunks: list[bytes]) -> Counting:
-    engine = Counting(protocol)
+def hot(protocol: str | None, chunks: list[bytes], limits: Limits = DEFAULT_LIMITS) -> Counting:
+    engine = Counting(protocol, limits)
     engine.push_reads(chunks)
     engine.close()
     return engine
 
 
-def assert_same(protocol: str | None, data: bytes, chunks: list[bytes]) -> Counting:
-    ref, ref_frames = reference(protocol, chunks)
-    got = hot(protocol, chunks)
+def assert_same(protocol: str | None, data: bytes, chunks: list[bytes],
+                limits: Limits = DEFAULT_LIMITS) -> Counting:
+    ref, ref_frames = reference(protocol, chunks, limits)
+    got = hot(protocol, chunks, limits)
     assert got.decoder.frames_emitted == ref.decoder.frames_emitted
     for frame in got.materialized:
         assert frame == ref_frames[frame.index]
@@ -197,7 +201,7 @@ def assert_same(protocol: str | None, data: bytes, chunks: list[bytes]) -> Count
     # The frame-level question (check's cut sweep): each frame pushed, not read with steps.
     spec_protocol = protocol or ref.pipeline.protocol
     frames = decode_all(data, framing_of(spec_protocol if spec_protocol in SPECS else None))
-    one, two = CallPipeline(protocol, tools()), CallPipeline(protocol, tools())
+    one, two = CallPipeline(protocol, tools(), limits), CallPipeline(protocol, tools(), limits)
     for frame in frames:
         one.frame(frame)
         two.push_frame(frame)
@@ -337,3 +341,70 @@ def test_an_interaction_with_as_many_steps_as_the_readers_key_memo_holds_or_more
     data = b"".join(out)
     got = assert_same("gemini-interactions", data, reads(random.Random(4), data))
     assert got.decoder.frames_emitted - len(got.materialized) >= 3 * steps  # (read hot)
+
+
+@settings(max_examples=30, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(protocol=st.sampled_from(SHAPED), seed=st.integers(0, 2**32),
+       room=st.integers(0, 700), one_read=st.booleans())
+def test_a_run_of_blocks_that_fills_a_call_to_its_limit_reads_as_the_reference(
+        protocol, seed, room, one_read):
+    """The hot path reads a run of blocks at once and appends each call's fragments in a row
+    together: a call whose limit falls inside a run hands the fragment past it to the
+    reference, which halts the turn, and the reader reads no block after it."""
+    rng = random.Random(seed)
+    calls = tuple(synth.ToolCall("edit_file", synth.realistic_arguments(rng.randint(50, 400), rng))
+                  for _ in range(rng.randint(1, 2)))
+    encoded = synth.encode_turn(protocol, synth.Turn(items=calls), rng)
+    data = encoded.data
+    # (one read after the first bytes: the decoder's fast path holds from its second read)
+    chunks = [data[:8], data[8:]] if one_read else reads(rng, data)
+    got = assert_same(protocol, data, chunks, Limits(max_argument_chars=room))
+    if one_read and room > 400:  # (no call reaches the limit: the runs are long)
+        assert got.decoder.frames_emitted - len(got.materialized) > min(RUN, 20)
+
+
+def _interleaved(rng: random.Random, data: bytes) -> bytes:
+    """A Responses stream of several calls with their argument deltas interleaved (each
+    call's in order, every call added before the first delta), numbered again in order: a
+    run of hot blocks that alternates between calls."""
+    blocks = [b for b in data.split(b"\n\n") if b]
+    kinds = [b.split(b"\n", 1)[0][7:] for b in blocks]
+    delta = b"response.function_call_arguments.delta"
+    first = kinds.index(delta)
+    added = [b for b, k in zip(blocks, kinds) if k == b"response.output_item.added"]
+    queues: dict[bytes, list[bytes]] = {}
+    for b in blocks:
+        if b.startswith(b"event: " + delta):
+            queues.setdefault(orjson.loads(b.split(b"data: ", 1)[1])["item_id"].encode(), []).append(b)
+    mixed: list[bytes] = []
+    while any(queues.values()):
+        mixed.append(queues[rng.choice([k for k, q in queues.items() if q])].pop(0))
+    rest = [b for b, k in zip(blocks[first:], kinds[first:])
+            if k not in (delta, b"response.output_item.added")]
+    head = [b for b in blocks[:first] if b not in added]
+    out = []
+    for seq, block in enumerate(head + added + mixed + rest):
+        event, line = block.split(b"\n", 1)
+        payload = orjson.loads(line[6:])
+        if "sequence_number" in payload:
+            payload["sequence_number"] = seq
+        out.append(event + b"\ndata: " + orjson.dumps(payload) + b"\n\n")
+    return b"".join(out)
+
+
+@settings(max_examples=30, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32), room=st.sampled_from([0, 150, 300, 64 * 2**20]),
+       one_read=st.booleans())
+def test_a_run_alternating_between_calls_reads_as_the_reference(seed, room, one_read):
+    rng = random.Random(seed)
+    calls = tuple(synth.ToolCall("edit_file", synth.realistic_arguments(rng.randint(50, 300), rng))
+                  for _ in range(rng.randint(2, 3)))
+    data = _interleaved(rng, synth.encode_turn("openai-responses", synth.Turn(items=calls),
+                                               rng).data)
+    got = assert_same("openai-responses", data,
+                      [data[:8], data[8:]] if one_read else reads(rng, data),
+                      Limits(max_argument_chars=room))
+    if room > 300:
+        assert got.decoder.frames_emitted - len(got.materialized) > got.decoder.frames_emitted / 2
