@@ -408,3 +408,27 @@ def test_a_run_alternating_between_calls_reads_as_the_reference(seed, room, one_
                       Limits(max_argument_chars=room))
     if room > 300:
         assert got.decoder.frames_emitted - len(got.materialized) > got.decoder.frames_emitted / 2
+
+
+def test_a_read_holding_many_hot_blocks_is_read_in_runs(monkeypatch):
+    """The run reading is not idle: a read holding many argument deltas in a row is read by
+    few offers of the hot path (each reading many blocks), on every shaped protocol."""
+    from callscope.core.hot_path import HotPath
+
+    offers: list[int] = []
+    take = HotPath.take
+
+    def counted(self: HotPath, data: bytes, start: int, end: int, index: int) -> int:
+        offers.append(take(self, data, start, end, index))
+        return offers[-1]
+
+    monkeypatch.setattr(HotPath, "take", counted)
+    rng = random.Random(8)
+    for protocol in SHAPED:
+        offers.clear()
+        call = synth.ToolCall("edit_file", synth.realistic_arguments(3000, rng))
+        data = synth.encode_turn(protocol, synth.Turn(items=(call,)), rng).data
+        got = assert_same(protocol, data, [data[:8], data[8:]])
+        hot_frames = got.decoder.frames_emitted - len(got.materialized)
+        assert sum(offers) == hot_frames, protocol
+        assert max(offers) == RUN and len(offers) < hot_frames / 50, protocol
