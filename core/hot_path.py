@@ -20,7 +20,10 @@ JSON values between. A block that is exactly that is read without parsing its pa
 objects: the values alone are parsed (by orjson, as the payload would be) and handed to the
 reader's :meth:`~.providers.base.ProtocolReader.hot_values`, the same question its
 :meth:`~.providers.base.ProtocolReader.hot_fragment` asks once it has found them in a payload.
-Any other block is read as above.
+Any other block is read as above. Such a block is usually one of a long run (a call's text
+streams as thousands of them in a row), so the whole blocks of that shape after it in the same
+bytes are read with it: their values parsed by one call, each asked of the reader in turn, the
+fragments for one call in a row appended together (:meth:`HotPath._run`).
 """
 
 from __future__ import annotations
