@@ -372,7 +372,7 @@ def _interleaved(rng: random.Random, data: bytes) -> bytes:
     kinds = [b.split(b"\n", 1)[0][7:] for b in blocks]
     delta = b"response.function_call_arguments.delta"
     first = kinds.index(delta)
-    added = [b for b, k in zip(blocks, kinds) if k == b"response.output_item.added"]
+    added = [b for b, k in zip(blocks, kinds, strict=True) if k == b"response.output_item.added"]
     queues: dict[bytes, list[bytes]] = {}
     for b in blocks:
         if b.startswith(b"event: " + delta):
@@ -380,7 +380,7 @@ def _interleaved(rng: random.Random, data: bytes) -> bytes:
     mixed: list[bytes] = []
     while any(queues.values()):
         mixed.append(queues[rng.choice([k for k, q in queues.items() if q])].pop(0))
-    rest = [b for b, k in zip(blocks[first:], kinds[first:])
+    rest = [b for b, k in zip(blocks[first:], kinds[first:], strict=True)
             if k not in (delta, b"response.output_item.added")]
     head = [b for b in blocks[:first] if b not in added]
     out = []
