@@ -184,12 +184,9 @@ class TurnState:
         """The fast path for the commonest event, a fragment for call ``key``: when the call is
         open, under its limit, and the fragment needs no anomaly, append it and return the draft
         status it leaves; otherwise do nothing and return None (:meth:`apply` must take it)."""
-        call = self.calls.get(key)
-        if (call is None or call.closed or call.origin != "raw" or self.halted is not None
-                or self.terminal is not None
-                or call.length + len(fragment) > self.limits.max_argument_chars):
+        if len(fragment) > self.hot_room(key):  # (-1: no room for even an empty one)
             return None
-        return call.append(frame, fragment)
+        return self.calls[key].append(frame, fragment)
 
     def hot_room(self, key: str) -> int:
         """:meth:`append_hot`'s question for a run of fragments for call ``key`` (the hot path
