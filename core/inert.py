@@ -9,6 +9,8 @@ tag characters used for "ASCII smuggling"). This module defines that set once; t
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import reprlib
 from typing import Any
@@ -66,12 +68,49 @@ _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 2, 60, 60
 _PREVIEW.maxdict = _PREVIEW.maxlist = 4
 
 
+def json_dumps(value: object, option: int = orjson.OPT_NON_STR_KEYS) -> bytes:
+    """``orjson.dumps``, and the same JSON for integers past 64 bits, which orjson refuses:
+    a partial parse (jiter) keeps ``123456789012345678901234567890`` an exact ``int``, and a
+    salvaged draft or a record quoting one must still be written (as standard JSON, exact).
+    ``option``: orjson's, of which INDENT_2 and SORT_KEYS change the fallback's layout too.
+    Raises TypeError for what is not JSON at all."""
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:  # (orjson.JSONEncodeError is one)
+        pass
+    indent = 2 if option & orjson.OPT_INDENT_2 else None
+    layout: dict[str, Any] = {
+        "ensure_ascii": False, "sort_keys": bool(option & orjson.OPT_SORT_KEYS),
+        "indent": indent, "separators": (",", ": ") if indent else (",", ":"),
+        "default": _refuse}
+    try:
+        text = json.dumps(value, allow_nan=False, **layout)
+    except ValueError:  # (NaN or infinity: orjson writes null, so must we)
+        text = json.dumps(_finite(value), **layout)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _refuse(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _finite(value: object) -> object:
+    """``value`` with NaN and infinities as None (orjson's null); containers copied."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def json_text(value: object) -> str:
     """``value`` as one line of compact JSON, as the wire spells it (``true``, ``null``,
     ``"a"``, not Python's ``True``, ``None``, ``'a'``); its ``repr`` if it is not JSON."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:  # (orjson.JSONEncodeError is one)
+        return json_dumps(value).decode("utf-8", "surrogatepass")
+    except (TypeError, RecursionError):
         return repr(value)
 
 

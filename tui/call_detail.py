@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..core.gate.rules import RULE_STATEMENTS
-from ..core.inert import json_text
+from ..core.inert import json_dumps, json_text
 from ..core.jsonprefix import Draft
 from ..core.lanes import CallView
 from . import safe
@@ -29,8 +29,8 @@ LABEL = 12
 
 def _pretty(value: object) -> str:
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except (TypeError, orjson.JSONEncodeError):
+        return json_dumps(value, orjson.OPT_INDENT_2).decode("utf-8", "surrogatepass")
+    except (TypeError, RecursionError):
         return repr(value)
 
 

@@ -10,10 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-import orjson
-
 from ..core.errors import CallscopeError
-from ..core.inert import json_safe, plain
+from ..core.inert import json_dumps, json_safe, plain
 from ..core.replay import Chunking
 from ..core.tools import ToolSet
 from .cli_inputs import (
@@ -92,7 +90,7 @@ def _ending(loaded: LoadedInput, cut_at: int | None, watch: Any, state: Any) -> 
 
 def _write_json(out: TextIO, record: dict[str, Any], source: str) -> None:
     record = {"kind": record["kind"], "source": source, **record}
-    out.write(json_safe(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS).decode()))
+    out.write(json_safe(json_dumps(record).decode("utf-8", "surrogatepass")))
     out.write("\n")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from ..core.inert import json_dumps, json_text
 from ..core.lanes import CallView
 from ..core.records import step_record, turn_record
 from ..core.session import save_session
@@ -50,7 +51,7 @@ def decision_log(timeline: Timeline, source: str,
 
 
 def log_json(log: dict[str, Any]) -> bytes:
-    return orjson.dumps(log, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    return json_dumps(log, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
 
 
 def _cell(value: object) -> str:
@@ -74,7 +75,7 @@ def _lenient(record: dict[str, Any]) -> str:
     if not record.get("contrast") or not lenient:
         return ""
     dropped = f"; dropped {', '.join(lenient['dropped'])}" if lenient["dropped"] else ""
-    return _cell(f"⚑ would EXECUTE ({lenient['how']}) with {orjson.dumps(lenient['arguments']).decode()}"
+    return _cell(f"⚑ would EXECUTE ({lenient['how']}) with {json_text(lenient['arguments'])}"
                  f"{dropped}")[:300]
 
 

@@ -15,7 +15,6 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import jiter
-import orjson
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style as RichStyle
@@ -23,6 +22,7 @@ from textual.content import Content
 from textual.strip import Strip
 from textual.style import Style
 
+from ...core.inert import json_text
 from ...core.lanes import CallView
 from ...core.timeline import Timeline
 from .. import safe
@@ -51,7 +51,7 @@ def draft_preview(text: str) -> str:
         value: Any = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode=True)
     except ValueError as exc:
         return f"(no partial parse: {str(exc)[:80]})"
-    shown = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    shown = json_text(value)  # (a partial parse keeps integers past 64 bits exact)
     return shown if len(shown) <= PREVIEW else shown[:PREVIEW - 1] + "…"
 
 
