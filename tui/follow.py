@@ -17,6 +17,7 @@ from textual.timer import Timer
 from ..core.session_model import StreamEnd
 from ..core.timeline import Timeline
 from . import safe
+from .panes.buffers import BuffersPane
 from .panes.frames import FramesPane
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ class Follower:
             return
         app.query_one(FramesPane).grow(follow=self.following)
         app.find_new_frames()
+        if not self.streaming:  # (it is whole now)
+            app.query_one(BuffersPane).measure_settled()
         last = len(app.timeline) - 1
         if self.following and not app.player.playing and last > app.cursor:
             # Everything added since the previous refresh is highlighted as fresh.

@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ..core.timeline import Timeline
+from .panes.buffers import BuffersPane
 from .panes.frames import FramesPane
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class Indexer:
                 refreshed = time.perf_counter()
             await asyncio.sleep(BREATHE)
         self.finished_after = time.perf_counter() - self.started
+        if self.app.is_running and self.app.timeline is self.timeline:
+            self.app.query_one(BuffersPane).measure_settled()  # (it is whole now)
 
     def _show(self) -> None:
         """Let the panes take in the new steps (when this recording is the one shown)."""

@@ -13,7 +13,7 @@ three in view.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 
 from textual.cache import LRUCache
 from textual.content import Content
@@ -161,6 +161,18 @@ class BuffersPane(RowsView):
         self.timeline = timeline
         self.clear_cache()
         self.__dict__.pop("_inner_rows", None)  # (keyed by the timeline's id)
+        self.measure_settled()
+
+    def measure_settled(self) -> None:
+        """Once the timeline is whole, measure in idle slices the lanes most steps show: each
+        call as it stands once its text is whole (it looks the same at every step until it
+        closes), once closed (the same until the decisions), and as decided. A seek anywhere
+        then lays those lanes out from their known heights: the first seek deep into a
+        64-call turn measured 30 to 60 lanes (10-25 ms), of which two or three reach the
+        screen."""
+        timeline = self.timeline
+        if timeline is not None and timeline.closed and len(timeline):
+            self.measure_ahead(_settled_lanes(timeline))
 
     def lanes(self) -> dict[str, Lane]:
         return {b.call.key: b for b in self.blocks if isinstance(b, Lane)}
@@ -207,6 +219,20 @@ class BuffersPane(RowsView):
             call = block.call_at(row - self.block_top(i))
             if call is not None:
                 self.post_message(Lane.Selected(call.key))
+
+
+def _settled_lanes(timeline: Timeline) -> Iterator[Lane]:
+    """The lanes of :meth:`BuffersPane.measure_settled`, unselected and with no fresh text (as
+    most steps show them: text is fresh only at the steps that add it), the looks most seeks
+    meet first."""
+    calls = [timeline.calls[key] for key in timeline.call_order]
+    last = len(timeline) - 1
+    for settled in ((lambda c: c.frag_steps[-1] if c.frag_steps else None),
+                    (lambda c: c.closed_step), (lambda c: last)):
+        for call in calls:
+            k = settled(call)
+            if k is not None:
+                yield Lane(call.view(k, k), timeline, k, False)  # (anchored at k: none fresh)
 
 
 def _turn_text(view: View) -> Content:

@@ -15,8 +15,9 @@ are in :mod:`.blocks` and :mod:`.line_wrapped` (imported from here too).
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 from textual.cache import LRUCache
 from textual.events import Resize
@@ -30,6 +31,12 @@ from .paint import PaintCache, render_lines
 from .scrolling import PaneScroll, quick_scrollbar, set_virtual_size
 
 __all__ = ["Block", "LineWrapped", "RowsView", "Wrapped"]
+
+AHEAD_SLICE = 0.005
+"""Seconds of measuring ahead (:meth:`RowsView.measure_ahead`) between two yields to the event
+loop: a key pressed meanwhile waits at most this long."""
+AHEAD_DELAY = 0.002
+"""Seconds between two slices of measuring ahead (the event loop's own work comes first)."""
 
 
 class RowsView(PaneScroll, can_focus=False):
@@ -63,6 +70,7 @@ class RowsView(PaneScroll, can_focus=False):
         # garbage collector walks on each full collection)
         self._cache: LRUCache[tuple[Hashable, int, str], list[Strip]] = LRUCache(64)
         self._paint = PaintCache()
+        self._ahead: Iterator[Block] | None = None  # blocks to measure in idle slices
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -105,8 +113,38 @@ class RowsView(PaneScroll, can_focus=False):
             self._layout()
         self.refresh()
 
+    def measure_ahead(self, blocks: Iterable[Block]) -> None:
+        """Measure ``blocks`` in idle slices of :data:`AHEAD_SLICE` seconds, made one at a time
+        as they are measured: blocks that later moves are likely to show (equal keys, equal
+        heights) are then laid out from what is known instead of being measured in the move.
+        Each is measured at the current width and at the width a scrollbar leaves (the one
+        rows that overflow are laid out at). Replaces what was still to measure."""
+        first = self._ahead is None
+        self._ahead = iter(blocks)
+        if first:
+            self.set_timer(AHEAD_DELAY, self._measure_slice)
+
+    def _measure_slice(self) -> None:
+        blocks = self._ahead
+        if blocks is None:
+            return
+        if not self._width:  # (not laid out yet)
+            self.set_timer(AHEAD_DELAY, self._measure_slice)
+            return
+        widths = sorted({self._width, self.width_with_bar})
+        until = time.perf_counter() + AHEAD_SLICE
+        for block in blocks:
+            for width in widths:
+                self._height(block, width)
+            if time.perf_counter() > until:
+                self.set_timer(AHEAD_DELAY, self._measure_slice)
+                return
+        self._ahead = None
+
     def clear_cache(self) -> None:
-        """Forget what was drawn and measured (a new timeline is shown)."""
+        """Forget what was drawn and measured (a new timeline is shown), and stop measuring
+        ahead."""
+        self._ahead = None
         self._heights.clear()
         self._row_keys.clear()
         self._tops.clear()
