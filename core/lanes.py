@@ -157,9 +157,13 @@ class CallIndex:
         return j, [(ends[i - 1] if i > first else 0, ends[i], self.frag_frame[i])
                    for i in range(j, m)]
 
+    def ident(self, k: int) -> tuple[str | None, str | None, str | None, str]:
+        """(id, call_id, name, kind) of this call at step k (cheaper than :meth:`view`)."""
+        return self.idents[last_le(self.ident_steps, k)]
+
     def view(self, k: int, anchor: int) -> CallView:
         """This call at step k; text added after step ``anchor`` is fresh."""
-        ident = self.idents[last_le(self.ident_steps, k)]
+        ident = self.ident(k)
         n = bisect_right(self.frag_steps, k)
         if n:
             j = n - 1

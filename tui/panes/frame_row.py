@@ -187,8 +187,8 @@ def carries(timeline: Timeline, index: int, preview: int = PREVIEW) -> list[tupl
         key = getattr(ev, "key", None)
         if isinstance(key, str) and key not in seen_calls and key in timeline.calls:
             seen_calls.add(key)
-            call = timeline.calls[key].view(j, -1)
-            calls.append((f"call {call.order + 1} {call.name or key}", "call"))
+            made = timeline.calls[key]  # (its name at this step, not its whole view)
+            calls.append((f"call {made.order + 1} {made.ident(j)[2] or key}", "call"))
         if isinstance(ev, ArgumentsAppended):
             out.append((_quote(ev.fragment), "text"))
         elif isinstance(ev, ArgumentsSet):
