@@ -80,3 +80,18 @@ class _View:
     from textual.style import Style as _Style
 
     visual_style = _Style()
+
+
+def test_the_turn_names_the_providers_error_and_how_far_the_gate_is() -> None:
+    """The calls below say ``REFUSE provider_error``: the line above them names the error (it
+    was only in the whole summary), and while the gate decides, how many of the calls it has."""
+    failed = timeline("anthropic/provider_error.jsonl")
+    heads = [compact_head(failed.view(k), failed).plain for k in range(len(failed))]
+    assert heads[-1] == ("TRUNCATED: closed cleanly at byte 2133, t+0.872s; provider error "
+                         "Overloaded")
+    assert "TRUNCATED: no terminal signal; provider error Overloaded; deciding: 1 of 2 calls" in heads
+    chat = timeline("openai-chat/parallel_calls.jsonl")
+    deciding = [h for h in (compact_head(chat.view(k), chat).plain for k in range(len(chat)))
+                if "deciding" in h]
+    assert deciding == [f"ENDED by [DONE] at #23; deciding: {n} of 3 calls" for n in range(3)]
+    assert compact_head(chat.view(len(chat) - 1), chat).plain == "ENDED by [DONE] at #23"

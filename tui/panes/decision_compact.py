@@ -46,7 +46,19 @@ def compact_head(view: View, timeline: Timeline | None) -> Content:
     if stop is not None and (stop.cut or stop.failed):
         parts += [("; stop ", "$text-muted"), safe.content(stop.reason, "bold"),
                   (" (cut)" if stop.cut else " (failed)", "$text-error")]
+    if turn.errors:  # (what the verdicts below name as their reason: provider_error)
+        more = len(turn.errors) - 1
+        parts += [("; provider error ", "bold $text-error"),
+                  safe.content(safe.short(turn.errors[0].message, 80)),
+                  (f" (+{more} more)" if more else "", "$text-muted")]
+    decided = _decided(view)
+    if (turn.terminal is not None or decided) and decided < len(view.calls):
+        parts += [(f"; deciding: {decided} of {len(view.calls)} calls", "$text-warning")]
     return Content.assemble(*parts)
+
+
+def _decided(view: View) -> int:
+    return sum(call.decision is not None for call in view.calls)
 
 
 def call_row(call: CallView) -> Content:
@@ -79,7 +91,7 @@ def compact_blocks(view: View, timeline: Timeline | None, rows: int) -> list[Blo
     turn = view.turn
     blocks: list[Block] = [Wrapped(
         ("compact-head", tl, view.k < 0, id(turn.terminal), view.finished, id(turn.stop),
-         any(call.decision is not None for call in view.calls)),
+         len(turn.errors), _decided(view), len(view.calls)),
         lambda: compact_head(view, timeline))]
     if view.k < 0:
         return blocks
