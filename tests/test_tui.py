@@ -86,8 +86,8 @@ def check_in_sync(app: CallscopeApp) -> None:
             row.startswith(f"{call.order + 1} {expected}") and row.endswith(f" {call.name}")
             for row in rows), summary  # first, the name last)
     status = app.query_one("#status").content.plain.replace(FIGURE_SPACE, "")  # (counters' pads)
-    assert f"step {view.k} of {len(app.timeline)}" in status
-    assert f" of {len(app.timeline.frames)}  " in status
+    assert f"step {view.k:,} of {len(app.timeline):,}" in status  # (counts: 1,000 and on)
+    assert f" of {len(app.timeline.frames):,}  " in status
 
 
 async def test_one_cursor_keeps_the_three_panes_in_sync():
@@ -198,7 +198,7 @@ async def test_cut_here_refuses_everything_and_undo_restores():
         assert app.cursor == len(app.timeline) - 1
         text = decisions_text(app)
         assert "REFUSE truncated" in text and "lenient harness would have EXECUTED" in text
-        assert f"CUT at {original.frames[7].end}" in screen_text(app)
+        assert f"CUT at {original.frames[7].end:,}" in screen_text(app)
         await pilot.press("u")
         await pilot.pause()
         assert app.timeline is original and app.cursor == original.step_for_frame(7)
@@ -208,7 +208,7 @@ async def test_cut_here_refuses_everything_and_undo_restores():
         recorded = len(PARALLEL.read_bytes())
         await pilot.press("X", "2", "0", "0", "enter")  # a cut of a cut: the recording's size stays
         await pilot.pause()
-        assert f"CUT at 200 of {recorded} B recorded" in app.query_one("#status").content.plain
+        assert f"CUT at 200 of {recorded:,} B recorded" in app.query_one("#status").content.plain
         await pilot.press("X", "0", "enter")  # nothing at all: no frame, and no "frame —/-1"
         await pilot.pause()
         status = app.query_one("#status").content.plain

@@ -226,7 +226,7 @@ async def test_the_status_line_wraps_at_words_in_a_narrow_terminal() -> None:
             :status.outer_size.height]
         assert status.outer_size.height >= 2
         said = " ".join(row.strip() for row in rows)
-        for piece in ("step 127 of 128", "frame #20 of 21", "8329/8329 B", "chunking recorded"):
+        for piece in ("step 127 of 128", "frame #20 of 21", "8,329/8,329 B", "chunking recorded"):
             assert piece in said, rows  # (no piece cut at the edge)
 
 
@@ -234,7 +234,7 @@ async def test_each_status_item_stays_whole_on_one_row() -> None:
     """Textual wraps at any space: at 80 columns it put the play state on one row and its speed
     on the next (``❚❚`` / ``1×``). The line breaks between items only, at every width."""
     app = demo()
-    pieces = ("callscope openai-responses", "step 127 of 128", "frame #20 of 21", "8329/8329 B",
+    pieces = ("callscope openai-responses", "step 127 of 128", "frame #20 of 21", "8,329/8,329 B",
               "❚❚ 1×", "chunking recorded 81/81 read", "demo")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("end")

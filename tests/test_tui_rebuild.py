@@ -59,7 +59,7 @@ async def test_a_rebuild_indexes_only_its_first_screenful_in_the_key(monkeypatch
         await pilot.pause()
         app._cut(app.timeline.frames[12].end)
         assert app.building and len(app.timeline) == 5
-        assert f"of {len(data)} B recorded" in app.query_one("#status").content.plain
+        assert f"of {len(data):,} B recorded" in app.query_one("#status").content.plain
 
 
 # -- a key's paints ------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     indexer = app.indexer
     if indexer is not None and not indexer.done:  # the recording's first steps, the rest coming
         live = [(f"  indexing {indexer.fraction():.0%} of {indexer.total:,} B…", "bold $text-warning")]
-    frame = f"#{view.frame.index}" if view.frame is not None else "—"
-    last_frame = f"#{len(tl.frames) - 1}"
+    frame = f"#{view.frame.index:,}" if view.frame is not None else "—"
+    last_frame = f"#{len(tl.frames) - 1:,}"
     player = app.player
     play = f"{'▶' if player.playing else '❚❚'} {player.speed:g}×"
     # The live state goes beside the protocol; with a note, it leads the note's line instead (the
@@ -39,15 +39,15 @@ def status_line(app: CallscopeApp, view: View) -> Content:
     parts: list[safe.Part] = [
         ("callscope ", "bold $text-primary"), (tl.state.protocol, "bold"), *(live if inline else ()),
         # Indexes are 0-based, as every pane shows them; the count beside is a count.
-        f"  step {fixed(view.k, len(tl) - 1)} of {len(tl)}"
-        f"  frame {fixed(frame, last_frame)} of {len(tl.frames)}",
-        f"  {fixed(view.received, tl.total_bytes)}/{tl.total_bytes} B",
-        *((("  CUT at ", "bold $text-error"), (str(tl.cut), "bold $text-error"),
-           (f" of {recorded_bytes(tl)} B recorded", "$text-muted"))
+        f"  step {fixed(f'{view.k:,}', f'{len(tl) - 1:,}')} of {len(tl):,}"
+        f"  frame {fixed(frame, last_frame)} of {len(tl.frames):,}",
+        f"  {fixed(f'{view.received:,}', f'{tl.total_bytes:,}')}/{tl.total_bytes:,} B",
+        *((("  CUT at ", "bold $text-error"), (f"{tl.cut:,}", "bold $text-error"),
+           (f" of {recorded_bytes(tl):,} B recorded", "$text-muted"))
           if tl.cut is not None else ()),
         "  ", (play, "bold $text-success" if player.playing else "$text-muted"),
         ("  chunking ", "$text-muted"), str(tl.chunking),
-        f" {fixed(view.chunks_seen, len(tl.chunks))}/{len(tl.chunks)} read",
+        f" {fixed(f'{view.chunks_seen:,}', f'{len(tl.chunks):,}')}/{len(tl.chunks):,} read",
     ]
     breaks = sorted(player.breakpoints) + ([f"event {player.event_break}"] if player.event_break else [])
     if breaks:
@@ -89,9 +89,10 @@ FIGURE_SPACE = "\u2007"
 
 
 def fixed(value: object, widest: object) -> str:
-    """``value`` right-aligned to the width of ``widest`` (the counter's largest value): the
-    line is as long wherever the cursor is, so moving never changes its rows (each change
-    laid out every pane) nor shifts the items after it."""
+    """``value`` right-aligned to the width of ``widest`` (the counter's largest value; counts
+    come with their thousands separators): the line is as long wherever the cursor is, so
+    moving never changes its rows (each change laid out every pane) nor shifts the items
+    after it."""
     text = str(value)
     return FIGURE_SPACE * (len(str(widest)) - len(text)) + text
 
