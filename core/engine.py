@@ -357,23 +357,16 @@ class Engine:
     def push_reads(self, reads: Iterable[bytes]) -> None:
         """:meth:`push` each read in turn (``callscope check`` replays a session byte by
         byte): one Python call per read."""
-        decoder = self.decoder
-        deliver, hot = self._deliver, self._hot
-        count = 0
         reads = iter(reads)  # (two loops over it: the second goes on where the first stopped)
-        for data in reads:  # (until the framing is known to be SSE)
-            if self._sse is not None:
+        for data in reads:  # (until the framing is known to be SSE: a first read holding the
+            if self._sse is not None:  # whole stream is read hot past its first bytes)
                 break
-            count += 1
-            for frame in decoder.feed(data):
-                deliver(frame)
-            self._sniffed()
+            self.push(data)
         else:
-            self.chunks += count
             return
         assert self._sse is not None
-        self._sse.feed_hot(data, hot, deliver)
-        self.chunks += count + 1 + self._sse.feed_hot_each(reads, hot, deliver)
+        self._sse.feed_hot(data, self._hot, self._deliver)
+        self.chunks += 1 + self._sse.feed_hot_each(reads, self._hot, self._deliver)
 
     def _deliver(self, frame: Frame) -> None:
         self.last_frame = None if frame.terminated else frame

@@ -94,6 +94,14 @@ class SSEDecoder(FastPath):
             elif len(buf) > self._max_block:
                 deliver(self._overflow())
             return
+        if self._first_line and len(self._buf) < len(_BOM_BYTES) < len(chunk) and _CR not in chunk:
+            # Whether a byte order mark opens the stream is known from its first three bytes;
+            # the rest of the read (a raw capture is one read) may then take the fast path.
+            cut = len(_BOM_BYTES) - len(self._buf)
+            for frame in self.feed_more(chunk[:cut]) if more else self.feed(chunk[:cut]):
+                deliver(frame)
+            self.feed_hot(chunk[cut:], hot, deliver, more=True)
+            return
         for frame in self.feed_more(chunk) if more else self.feed(chunk):
             deliver(frame)
 

@@ -246,6 +246,11 @@ def test_the_hot_path_is_taken_on_every_protocol_whose_reader_has_one():
             sniffed = assert_same(None, encoded.data, reads(rng, encoded.data))
             assert sniffed.decoder.frames_emitted - len(sniffed.materialized) > \
                 sniffed.decoder.frames_emitted / 2, protocol
+            # A stream read whole (a raw capture is one read): hot past its first bytes.
+            for framed in (protocol, None):
+                whole = assert_same(framed, encoded.data, [encoded.data])
+                assert whole.decoder.frames_emitted - len(whole.materialized) > \
+                    whole.decoder.frames_emitted / 2, (protocol, framed)
         else:
             assert hot_frames == 0, protocol
 
