@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from . import exact_json
 from .events import Anomaly, ArgumentPiece, TextOrigin
 from .fork import forked, shallow_copy
 from .fragments import Fragment, Fragments
@@ -168,9 +167,9 @@ class CallBuffer:
         self.fragments.append(frame, 0, self.length, draft)
 
     def parsed(self) -> Any:
-        """orjson's reading of the whole text (raising :class:`orjson.JSONDecodeError` as it
-        does): the parse the draft checker made of this very text object, handed over once and
-        let go, or else made now."""
+        """The whole text read by :func:`.exact_json.loads` (orjson's reading, integers exact;
+        raising :class:`orjson.JSONDecodeError` as it does): the parse the draft checker made
+        of this very text object, handed over once and let go, or else made now."""
         return self.parsed_whole()[0]
 
     def parsed_whole(self) -> tuple[Any, bool]:
@@ -181,7 +180,7 @@ class CallBuffer:
             self._read = None
             if read[0] is text:  # (the same object: no fragment has changed the text since)
                 return read[1], read[2]
-        return orjson.loads(text), False
+        return exact_json.loads(text), False
 
     def drop_read(self) -> None:
         """Let go of the held parse (the turn holds one at a time: memory as before)."""

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 from msgspec import Struct
 
+from . import exact_json
 from .fork import shallow_copy
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -188,7 +189,7 @@ class JsonPrefixChecker:
             value = parsed
         else:
             try:
-                value = orjson.loads(text)
+                value = exact_json.loads(text)
             except orjson.JSONDecodeError:
                 return self.feed(text), NOT_READ
         depth = _nesting(value) if type(value) is dict or type(value) is list else 0

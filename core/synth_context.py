@@ -10,8 +10,7 @@ import string
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
+from .inert import json_dumps
 from .synth_turn import MODELS, Text, ToolCall, Turn
 
 
@@ -28,7 +27,7 @@ class Wire:
         self._tail = eol + eol
 
     def frame(self, event: str | None, payload: Any) -> None:
-        data = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+        data = payload if isinstance(payload, bytes) else json_dumps(payload)  # (integers exact)
         head = self._heads.get(event)
         if head is None:
             eol = self.eol

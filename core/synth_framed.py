@@ -18,7 +18,9 @@ from typing import Any
 
 import orjson
 
+from . import exact_json
 from .aws_eventstream import event_message, exception_message
+from .inert import json_dumps
 from .synth_context import ALNUM, Context, Wire, token
 from .synth_turn import Text
 from .synth_wire import encode_anthropic
@@ -30,7 +32,7 @@ def _framed(wire: Wire, block_of: Callable[[str | None, bytes], bytes]) -> None:
     """Write this wire's frames as ``block_of(event, payload)`` says instead of as SSE blocks."""
 
     def frame(event: str | None, payload: Any) -> None:
-        data = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+        data = payload if isinstance(payload, bytes) else json_dumps(payload)
         block = block_of(event, data)
         wire.parts.append(block)
         wire.size += len(block)
@@ -124,7 +126,7 @@ def encode_ollama(c: Context) -> None:
         if not item.closed:
             continue  # calls come whole: an unfinished one is never sent
         try:
-            arguments = orjson.loads(item.arguments) if item.arguments else {}
+            arguments = exact_json.loads(item.arguments) if item.arguments else {}
         except orjson.JSONDecodeError:
             arguments = None
         if not isinstance(arguments, dict):

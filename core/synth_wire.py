@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from . import exact_json
 from .providers import SPECS
 from .synth_context import ALNUM, Context, Wire, token
 from .synth_turn import Text, ToolCall, Turn
@@ -258,7 +259,7 @@ def _object(text: str) -> dict[str, Any] | None:
     if not text:
         return {}
     try:
-        value = orjson.loads(text)
+        value = exact_json.loads(text)  # (an integer past 64 bits is sent as written)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None

@@ -15,6 +15,7 @@ from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..core import exact_json
 from ..core.gate.rules import RULE_STATEMENTS
 from ..core.inert import json_dumps, json_text
 from ..core.jsonprefix import Draft
@@ -38,7 +39,7 @@ def _parsed(call: CallView) -> tuple[str, str]:
     """(label, pretty text) of the arguments as they stand at this step."""
     if call.draft is Draft.COMPLETE:
         try:
-            return "parsed (strict)", _pretty(orjson.loads(call.text))
+            return "parsed (strict)", _pretty(exact_json.loads(call.text))
         except orjson.JSONDecodeError:
             pass
     try:

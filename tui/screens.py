@@ -15,10 +15,12 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ..core import exact_json
 from ..core.engine import CallStep, DecisionStep, FrameStep, WaitStep
 from ..core.events import event_fields
 from ..core.frame import Frame
 from ..core.framing import framing_of
+from ..core.inert import json_dumps
 from ..core.timeline import Timeline
 from . import safe
 from .panes.line_source import Joined, Part, assemble, text_lines
@@ -166,20 +168,20 @@ def _data(data: str, cut_line: bool = False) -> list[Part]:
     if not data:
         return [("\nData ", "bold $text-primary"), ("none", "$text-muted"), *cut]
     try:
-        value = orjson.loads(data)
+        value = exact_json.loads(data)  # (integers as the stream wrote them)
     except orjson.JSONDecodeError:
         return [("\nData (not JSON)\n", "bold $text-primary"), text_lines(data), *cut]
-    pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    pretty = json_dumps(value, orjson.OPT_INDENT_2).decode("utf-8", "surrogatepass")
     parts: list[Part] = [("\nData (parsed JSON, pretty)\n", "bold $text-primary"),
                          text_lines(pretty)]
     wrapped = value.get("bytes") if isinstance(value, dict) else None
     if isinstance(wrapped, str):
         try:
-            inner = orjson.loads(base64.b64decode(wrapped, validate=True))
+            inner = exact_json.loads(base64.b64decode(wrapped, validate=True))
         except (ValueError, orjson.JSONDecodeError):
             return parts + cut
         parts += [("\n\nBytes, base64-decoded (the event inside)\n", "bold $text-primary"),
-                  text_lines(orjson.dumps(inner, option=orjson.OPT_INDENT_2).decode())]
+                  text_lines(json_dumps(inner, orjson.OPT_INDENT_2).decode("utf-8", "surrogatepass"))]
     return parts + cut
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import orjson
 from msgspec import Struct
 
+from .. import exact_json
 from ..call_buffer import CallBuffer
 from .parse import TOO_DEEP
 
@@ -57,7 +58,7 @@ def lenient_verdict(call: CallBuffer, max_depth: int, strict: Any = _UNREAD) -> 
         return Lenient("execute", strict, "parsed")
     text = call.text
     try:
-        return Lenient("execute", orjson.loads(text) if text.strip() else {}, "parsed")
+        return Lenient("execute", exact_json.loads(text) if text.strip() else {}, "parsed")
     except orjson.JSONDecodeError:
         pass
     import jiter  # (only a refused call that does not parse is salvaged: start-up need not load it)

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from .. import exact_json
 from ..events import Anomaly, CallClosed, CallCut, CallEvent, ProviderError, TurnEnded
 from ..fork import forked
 from ..frame import Frame
@@ -162,7 +163,7 @@ class ProtocolReader:
             self.on_done(frame)
             return out
         try:
-            payload = orjson.loads(data)  # surrounding whitespace is allowed (Anthropic pads)
+            payload = exact_json.loads(data)  # surrounding whitespace is allowed (Anthropic pads)
         except orjson.JSONDecodeError as exc:
             self.anomaly(frame, Code.NOT_JSON, f"data is not JSON ({exc})")
             return out
