@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -214,11 +215,15 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _content_type(response: dict[str, Any]) -> str:
     mime = _obj(response.get("content")).get("mimeType")
     if isinstance(mime, str) and mime:
         return mime.lower()
-    for h in response.get("headers") or ():
+    for h in _list(response.get("headers")):
         if isinstance(h, dict) and str(h.get("name", "")).lower() == "content-type":
             return str(h.get("value", "")).lower()
     return ""
@@ -259,7 +264,7 @@ def _har_request(entry: dict[str, Any]) -> tuple[dict[str, Any], list[Any] | Non
     """The request as a session stores it, and the tools its JSON body declares."""
     request = _obj(entry.get("request"))
     # HTTP/2 pseudo-headers (":path" ...) repeat the method and URL, unredacted.
-    headers = [h for h in request.get("headers") or ()
+    headers = [h for h in _list(request.get("headers"))
                if isinstance(h, dict) and not str(h.get("name", "")).startswith(":")]
     out: dict[str, Any] = {"method": request.get("method"),
                            "url": redact_url(str(request.get("url", ""))),
@@ -283,10 +288,12 @@ def _har_request(entry: dict[str, Any]) -> tuple[dict[str, Any], list[Any] | Non
 
 
 def _ms(timings: dict[str, Any], *names: str) -> float | None:
-    """The sum of HAR timings in seconds, or None when one is unknown (HAR writes -1)."""
+    """The sum of HAR timings in seconds, or None when one is unknown (HAR writes -1) or the
+    sum is not a finite time (``1e308`` twice is infinity: no chunk can be placed there)."""
     values = [timings.get(n) for n in names]
     if all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
-        return sum(values) / 1000  # type: ignore[arg-type]  # checked just above
+        total = sum(values) / 1000  # type: ignore[arg-type]  # checked just above
+        return total if math.isfinite(total) else None
     return None
 
 
@@ -328,7 +335,7 @@ def open_har(path: str, pick: int = 1) -> Session:
         recorded_at=started if isinstance(started, str) else None,
         provenance=provenance,
         status=status if type(status) is int and status > 0 else None,  # HAR: 0 = no response
-        response_headers=redact_headers([h for h in response.get("headers") or ()
+        response_headers=redact_headers([h for h in _list(response.get("headers"))
                                          if isinstance(h, dict)]),
     )
     timings = _obj(entry.get("timings"))

@@ -216,17 +216,24 @@ class ToolSet:
         return len(self.tools)
 
     def schema_error(self, name: str, arguments: Any) -> str | None:
-        """The first JSON Schema violation as ``path: message``, or None when valid."""
+        """The first JSON Schema violation as ``path: message``, or None when valid.
+        A schema that cannot be applied to the arguments is a violation too, so the call is
+        never run unchecked: a ``$ref`` that does not resolve, or validation recursing past
+        Python's stack (a schema that refers to itself, ``{"$ref": "#"}``, or a recursive one
+        over deeply nested arguments)."""
         validator = self._validators[name]
-        if isinstance(validator, SubsetValidator):
-            found = validator.first_error(arguments)
-            return None if found is None else _located(*found)
         from referencing.exceptions import Unresolvable
 
         try:
+            if isinstance(validator, SubsetValidator):
+                found = validator.first_error(arguments)
+                return None if found is None else _located(*found)
             error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
         except Unresolvable as exc:
             return f"$: the tool's schema has a $ref that does not resolve ({str(exc)[:120]})"
+        except RecursionError:
+            return ("$: the tool's schema could not be checked: validation recursed past Python's "
+                    "stack (a schema that refers to itself, or arguments nested too deep for it)")
         if error is None:
             return None
         return _located(tuple(error.path), error.message)

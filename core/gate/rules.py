@@ -161,7 +161,8 @@ RULES: tuple[Rule, ...] = (
     Rule("not-object", "schema", "The arguments are not a JSON object.", _not_object),
     Rule("ambiguous-tool", "unknown_tool", "Two definitions give the tool's name different "
          "schemas: which one the call must satisfy is unknown.", _ambiguous_tool),
-    Rule("schema", "schema", "The arguments fail the tool's JSON Schema.", _schema),
+    Rule("schema", "schema", "The arguments fail the tool's JSON Schema, or it cannot be "
+         "applied to them.", _schema),
     Rule("server-tool", "unknown_tool", "A call the provider runs itself (a server tool).",
          _server_tool),
     Rule("unknown-tool", "unknown_tool", "No tool of that name is defined.", _unknown_tool),

@@ -48,8 +48,18 @@ class BedrockConverseReader(EventStreamFrames, BlockReader):
 
     def event_type(self, frame: Frame, payload: Any) -> Any:
         """The ``:event-type`` header names the event (the payload does not); an exception
-        message is read by one handler whatever its ``:exception-type``."""
-        return "exception" if message_type(frame) == "exception" else frame.event
+        message is read by one handler whatever its ``:exception-type``. Every other handler
+        reads an object: a payload that is not one has no event (see :meth:`on_unknown`)."""
+        if message_type(frame) == "exception":
+            return "exception"
+        return frame.event if isinstance(payload, dict) else None
+
+    def on_unknown(self, frame: Frame, payload: Any, kind: Any) -> None:
+        if not isinstance(payload, dict):
+            self.anomaly(frame, Code.NOT_AN_OBJECT, f"{short(frame.event)} payload is not an "
+                                                    f"object ({short(payload)})")
+            return
+        super().on_unknown(frame, payload, kind)
 
     # -- handlers ---------------------------------------------------------------------------
 
