@@ -80,8 +80,8 @@ async def test_full_collections_wait_for_a_pause_and_the_thresholds_come_back():
 
 async def test_a_young_collection_due_soon_runs_after_the_moves_paint(monkeypatch):
     """After a move's paint, the generation-1 collection runs when the next few young
-    collections would start it (YOUNG_AHEAD), else nothing: it is never asked for twice
-    before the paint."""
+    collections would start it (YOUNG_AHEAD), else generation 0's: it is never asked for
+    twice before the paint."""
     from callscope.tui import gcpolicy
 
     app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
@@ -106,10 +106,40 @@ async def test_a_young_collection_due_soon_runs_after_the_moves_paint(monkeypatc
                 collected.clear()
                 app.gc_policy._young_due = False
                 app.gc_policy.moved()
+                made = [[n] for n in range(3 * gc.get_threshold()[0])]  # (what a move makes)
+                assert not collected  # nothing collected inside the move
                 app.gc_policy._young()  # (what the paint's callback runs)
-                assert (1 in collected) is expected, (ahead, collected)
+                assert collected and (1 in collected) is expected, (ahead, collected)
+                del made
         finally:
             gc.callbacks.remove(seen)
+
+
+async def test_the_collector_is_off_from_a_move_to_its_paint_and_never_stays_off(monkeypatch):
+    """A move turns the collector off until its paint, which turns it on again; a move that
+    never paints gets it back at the tick after PAUSE_LIMIT, and so does the app's exit."""
+    from callscope.tui import gcpolicy
+
+    assert gc.isenabled()
+    app = CallscopeApp([(0.0, PARALLEL.read_bytes())], source="p", protocol="openai-chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("right")
+        await pilot.pause()
+        assert gc.isenabled()  # painted: on again
+        asked: list[object] = []
+        monkeypatch.setattr(app, "call_after_refresh", lambda f, *a: asked.append(f) or True)
+        app.gc_policy._young_due = False
+        app.gc_policy.moved()  # (a move whose paint never comes)
+        assert not gc.isenabled() and len(asked) == 1
+        app.gc_policy._tick()
+        assert not gc.isenabled()  # not yet
+        monkeypatch.setattr(gcpolicy, "PAUSE_LIMIT", 0.0)
+        app.gc_policy._tick()
+        assert gc.isenabled()
+        app.gc_policy._young_due = False
+        app.gc_policy.moved()
+        assert not gc.isenabled()
+    assert gc.isenabled()  # the app's exit turned it on
 
 
 async def test_finished_rows_are_what_textual_draws():

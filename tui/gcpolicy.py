@@ -13,10 +13,15 @@ that never pauses gets one every few minutes), and the app runs one itself once 
 or scroll has come for :data:`IDLE` seconds after a move, when nothing waits for the screen.
 Both are undone when the app exits.
 
-A young collection of generation 1 (the strips of the last moves: 10-13 thousand objects,
-3-12 ms) came inside about one move in twenty, in most of the slowest steps. After a move's
-paint, when the next generation-0 collections would start one (:data:`YOUNG_AHEAD`), it is run
-there instead: while the user looks at the screen the move painted, not inside the next key.
+Young collections wait for the paint too. A seek allocates tens of thousands of objects (the
+rows it makes, Textual's strips and their caches): with CPython's threshold of 700, that is
+several generation-0 collections and, one move in a few, a generation-1 collection inside the
+move, 3-5 ms of a 30 ms seek at its median. So from a move (the cursor set) to its paint the
+collector is off, and after the paint the collections the move's allocations call for are run
+at once (:meth:`GcPolicy._young`): generation 1 when CPython would have reached it within
+:data:`YOUNG_AHEAD` more generation-0 collections, else generation 0. The collector is back on
+between moves, for what the app does when no key moves it (indexing, a live stream), and a
+move that never paints (a screen not shown) turns it back on at the next tick.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ generation-0 collections of 700 objects each)."""
 YOUNG_AHEAD = 4
 """A move's paint is followed by the generation-1 collection when it is at most this many
 generation-0 collections away (a step makes about 2-3 of them; a seek more)."""
+PAUSE_LIMIT = 0.5
+"""Seconds the collector stays off for a move that has not painted: then it is back on."""
 CHECK = 0.25
 """Seconds between two looks at the clock (a timer of the app's, cheap when idle)."""
 
@@ -51,6 +58,7 @@ class GcPolicy:
         """A move happened since the last full collection."""
         self.collections = 0
         self._young_due = False  # a look at the young generations is asked for after a paint
+        self._paused_at: float | None = None  # the collector was turned off for a move, then
 
     def start(self) -> None:
         if self._saved is None:
@@ -60,6 +68,7 @@ class GcPolicy:
             self.app.set_interval(CHECK, self._tick, name="gc-idle")
 
     def stop(self) -> None:
+        self._resume()
         if self._saved is not None:
             gc.set_threshold(*self._saved)
             self._saved = None
@@ -67,19 +76,35 @@ class GcPolicy:
     def moved(self) -> None:
         self.last_move = time.monotonic()
         self.pending = True
-        if self._saved is not None and not self._young_due:
+        if self._saved is None:
+            return
+        if self._paused_at is None and gc.isenabled():
+            gc.disable()
+            self._paused_at = self.last_move
+        if not self._young_due:
             self._young_due = True
             self.app.call_after_refresh(self._young)
 
+    def _resume(self) -> None:
+        if self._paused_at is not None:
+            self._paused_at = None
+            gc.enable()
+
     def _young(self) -> None:
-        """After a move's paint: the generation-1 collection, when the next few generation-0
-        collections would start it anyway (inside the next move)."""
+        """After a move's paint: the collector on again, and the young collection the move's
+        allocations call for, run now rather than at the next key's first allocations."""
         self._young_due = False
-        young_collections = gc.get_count()[1]  # (generation-0 collections since the last one)
-        if young_collections >= gc.get_threshold()[1] - YOUNG_AHEAD:
-            gc.collect(1)
+        self._resume()
+        allocated, young_collections, _ = gc.get_count()  # (young: gen-0 runs since gen 1's)
+        gen0, gen1, _ = gc.get_threshold()
+        if allocated < gen0:
+            return
+        due = young_collections + max(1, allocated // gen0)
+        gc.collect(1 if due >= gen1 - YOUNG_AHEAD else 0)
 
     def _tick(self) -> None:
+        if self._paused_at is not None and time.monotonic() - self._paused_at >= PAUSE_LIMIT:
+            self._resume()
         if self.pending and time.monotonic() - self.last_move >= IDLE:
             self.pending = False
             self.collections += 1
