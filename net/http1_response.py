@@ -23,6 +23,43 @@ from .http1 import Connection
 RESET_GRACE = 0.05
 """Seconds between the last byte written and a reset, so that loopback delivers the bytes
 before the RST (a reset discards whatever the kernel has not sent yet)."""
+SEND_TIMEOUT = 30.0
+"""Seconds a write may wait for the client to read: a client that reads nothing for that long
+has its connection dropped (:class:`ClientStalled`), so it cannot hold a connection, and the
+proxy's upstream one, for ever."""
+CLOSE_WAIT = 1.0
+"""Seconds a closing connection waits for its last bytes to reach the client before it is
+aborted: a client that stopped reading would otherwise keep the server from ever exiting."""
+
+
+class ClientStalled(ConnectionError):
+    """The client read nothing for :data:`SEND_TIMEOUT` seconds; the connection was dropped."""
+
+
+async def drain(writer: asyncio.StreamWriter, timeout: float | None = None) -> None:
+    """``writer.drain()``, but a client that does not read within ``timeout`` (by default
+    :data:`SEND_TIMEOUT`) has its connection aborted and raises :class:`ClientStalled`."""
+    try:
+        async with asyncio.timeout(SEND_TIMEOUT if timeout is None else timeout):
+            await writer.drain()
+    except TimeoutError:
+        writer.transport.abort()
+        raise ClientStalled("the client read nothing for "
+                            f"{SEND_TIMEOUT if timeout is None else timeout:g} s") from None
+
+
+async def close_writer(writer: asyncio.StreamWriter) -> None:
+    """Close the connection; bytes the client has not read within :data:`CLOSE_WAIT` seconds
+    are dropped with it (the transport aborted), so a close never waits on the client."""
+    if not writer.is_closing():
+        writer.close()
+    try:
+        async with asyncio.timeout(CLOSE_WAIT):
+            await writer.wait_closed()
+    except (TimeoutError, asyncio.CancelledError):
+        writer.transport.abort()
+    except (ConnectionError, OSError):
+        pass
 
 
 def _reason(status: int) -> bytes:
@@ -52,16 +89,19 @@ class Responder:
         if data:
             self.writer.write(data)
 
-    def _head(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
+    def _head(self, status: int, headers: Iterable[tuple[str | bytes, str | bytes]]) -> None:
         self.started = True
-        self._write(h11.Response(status_code=status, reason=_reason(status), headers=list(headers)))
+        # Bytes go as they are (the proxy relays an upstream's raw header bytes, obs-text
+        # included); text as UTF-8, as h11 would refuse a value that is not ASCII.
+        self._write(h11.Response(status_code=status, reason=_reason(status), headers=[
+            (_raw(k), _raw(v)) for k, v in headers]))
 
-    async def send_full(self, status: int, headers: Iterable[tuple[str, str]], body: bytes,
-                        *, keep_alive: bool = True, head_only: bool = False) -> None:
+    async def send_full(self, status: int, headers: Iterable[tuple[str | bytes, str | bytes]],
+                        body: bytes, *, keep_alive: bool = True, head_only: bool = False) -> None:
         """A complete response. ``head_only``: the headers as given and no body (the answer to
         HEAD, a 204 or a 304, whose Content-Length describes a body that is not sent)."""
-        kept = [(k, v) for k, v in headers if k.lower() != "transfer-encoding" and (
-            head_only or k.lower() != "content-length")]
+        kept = [(k, v) for k, v in headers if _name(k) != "transfer-encoding" and (
+            head_only or _name(k) != "content-length")]
         if not head_only:
             kept.append(("content-length", str(len(body))))
         if not keep_alive:
@@ -72,22 +112,21 @@ class Responder:
             self.bytes_sent += len(body)
         await self.end()
 
-    async def start(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
+    async def start(self, status: int, headers: Iterable[tuple[str | bytes, str | bytes]]) -> None:
         """Send the head of a streamed response (h11 frames it for the client's version)."""
-        self._head(status, [(k, v) for k, v in headers
-                            if k.lower() not in ("content-length", "transfer-encoding")])
-        await self.writer.drain()
+        self._head(status, [(k, v) for k, v in headers if _name(k) not in _FRAMING])
+        await drain(self.writer)
 
     async def send(self, data: bytes) -> None:
         """One body chunk, flushed now (an empty one is skipped: it would end the body)."""
         if data:
             self._write(h11.Data(data=data))
-            await self.writer.drain()
+            await drain(self.writer)
             self.bytes_sent += len(data)
 
     async def end(self) -> None:
         self._write(h11.EndOfMessage())
-        await self.writer.drain()
+        await drain(self.writer)
         self.reusable = self.connection.h11.our_state is h11.DONE
 
     def take_connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
@@ -107,15 +146,13 @@ class Responder:
         """Close the connection (FIN) without ending the body: the client sees a cut."""
         self.reusable = False
         with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.drain()
-        self.writer.close()
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.wait_closed()
+            await drain(self.writer, CLOSE_WAIT)
+        await close_writer(self.writer)
 
     async def hold(self, seconds: float) -> None:
         """Keep the connection open, sending nothing, for ``seconds`` or until the client
         closes it (a stall), then close it."""
-        await self.writer.drain()
+        await drain(self.writer)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await self.client_gone()
@@ -124,9 +161,20 @@ class Responder:
     async def reset(self) -> None:
         """Drop the connection with a TCP reset (RST) after the bytes written so far."""
         self.reusable = False
-        await self.writer.drain()
+        await drain(self.writer)
         await asyncio.sleep(RESET_GRACE)
         reset_transport(self.writer.transport)
+
+
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+
+
+def _raw(text: str | bytes) -> bytes:
+    return text.encode() if isinstance(text, str) else text
+
+
+def _name(name: str | bytes) -> str:
+    return (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
 
 
 def reset_transport(transport: asyncio.BaseTransport) -> None:

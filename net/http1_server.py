@@ -17,7 +17,6 @@ whereas a 503 is an answer SDKs retry on, and frees the socket at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,7 +27,7 @@ from ..core.inert import plain, preview
 from ..core.redact import redact_url
 from . import http1
 from .http1 import READ_SIZE, BadRequest, Connection, Request, target_problem
-from .http1_response import Responder, refuse
+from .http1_response import Responder, close_writer, refuse
 
 Handler = Callable[[Request, Responder], Awaitable[None]]
 
@@ -102,10 +101,7 @@ class HTTPServer:
         finally:
             self._open -= not full
             self._tasks.discard(task)
-            if not writer.is_closing():
-                writer.close()
-            with contextlib.suppress(OSError, asyncio.CancelledError):
-                await writer.wait_closed()
+            await close_writer(writer)
 
     async def _one_cycle(self, connection: Connection) -> bool:
         """Serve one request; whether the connection may serve another."""
@@ -129,6 +125,8 @@ class HTTPServer:
         except (ConnectionError, OSError):
             raise
         except Exception as exc:  # a handler bug must not kill the server, nor show its text
+            self.log(f"internal error answering {preview(plain(request.method), 20)} "
+                     f"{preview(plain(redact_url(request.target)), 200)}: {type(exc).__name__}")
             if not responder.started:
                 await refuse(connection, 500, f"callscope: internal error ({type(exc).__name__})")
             return False

@@ -75,9 +75,10 @@ class Relay:
 
     async def run(self, shown: str) -> None:
         response, out, status = self.response, self.out, self.status
-        items = response.headers.multi_items()
-        drop = RESPONSE_DROP | named_in_connection(items)
-        headers = [(k, v) for k, v in items if k.lower() not in drop]
+        drop = RESPONSE_DROP | named_in_connection(response.headers.multi_items())
+        # The upstream's own header bytes, relayed as they came (a value need not be ASCII).
+        headers: list[tuple[str | bytes, str | bytes]] = [
+            (k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in drop]
         if self.request.method == "HEAD" or status in (204, 304) or status < 200:
             await out.send_full(status, [*headers, *(
                 [("content-length", response.headers["content-length"])]
@@ -89,8 +90,16 @@ class Relay:
             status >= 400 and wants_stream(self.request))
         if recorded:
             self._open(self.proxy.session_path(self.protocol))
-        await out.start(status, headers)
-        end = await self._copy()
+        try:
+            await out.start(status, headers)
+            end = await self._copy()
+        except (ConnectionError, OSError) as exc:  # the client went before the head reached it
+            end = StreamEnd("cut", detail=f"the client disconnected before the response head "
+                            f"({type(exc).__name__})", at=self._now())
+        except Exception as exc:  # whatever failed, the session is ended, every byte kept
+            self._finish(StreamEnd("cut", detail=f"the proxy failed relaying the response "
+                                   f"({type(exc).__name__})", at=self._now()))
+            raise
         if self.writer is not None:
             end = self._finish(end)
         where = f" -> {self.writer.path}" if self.writer is not None else ""
@@ -126,16 +135,18 @@ class Relay:
 
     async def _pump(self) -> None:
         async for data in self.response.aiter_raw():
-            if self.forwarding:
-                try:
+            try:
+                if self.forwarding:
                     await self.out.send(data)  # the client first: recording adds no latency
-                except (ConnectionError, OSError):
-                    self.forwarding = False
-            self._record(data)
+            except (ConnectionError, OSError):
+                self.forwarding = False
+            finally:  # (also when the relay is cancelled inside the send: a read is kept)
+                self._record(data)
 
     async def _copy(self) -> StreamEnd:
         """Copy the body; how it ended."""
         end = StreamEnd("cut", detail=STOPPED)
+        stopped: StreamEnd | None = None
         copying = asyncio.ensure_future(self._pump())
         gone = asyncio.ensure_future(self.out.client_gone())
         try:
@@ -166,12 +177,14 @@ class Relay:
             return StreamEnd("clean" if copying.done() else "cut",
                              detail=f"the client disconnected ({exc})"[:200], at=self._now())
         except asyncio.CancelledError:
-            self._finish(StreamEnd("cut", detail=STOPPED, at=self._now()))
+            stopped = StreamEnd("cut", detail=STOPPED, at=self._now())
             raise
         finally:
             for task in (copying, gone):
                 task.cancel()
             await asyncio.gather(copying, gone, return_exceptions=True)
+            if stopped is not None:  # (after the pump stopped: the read it held is recorded)
+                self._finish(stopped)
 
     def _finish(self, end: StreamEnd) -> StreamEnd:
         """End the session(s) once (a cancelled relay ends them here, every byte kept); the
