@@ -199,6 +199,7 @@ class Relay:
         writer.finish(end)
         if self.decoded is not None:
             self.decoded.finish(end)
-        if self.proxy.observer is not None:
-            self.proxy.observer.ended(writer.path, end)
+        if self.proxy.observer is not None:  # (it shows the decoded copy when there is one)
+            shown = end if self.decoded is None else self.decoded.end_for(end)
+            self.proxy.observer.ended(writer.path, shown)
         return end
