@@ -392,6 +392,11 @@ def tui_section(cfg: Config, out: Out) -> object | None:
         f"p99 {seconds(floor.new_p99)}; the same rows again p50 {seconds(floor.same_p50)}, "
         f"p99 {seconds(floor.same_p99)} (CPU p99 {seconds(floor.new_cpu_p99)} and "
         f"{seconds(floor.same_cpu_p99)})")
+    if floor.made_p99:
+        out(f"- floor with every row new and made at the paint from Textual's `Content` (four "
+            f"styled pieces a row, as a seek's rows are styled text): p50 {seconds(floor.made_p50)}, "
+            f"p99 {seconds(floor.made_p99)}; callscope's seek p99 is "
+            f"{tui.seek_p99 / floor.made_p99:.1f}x it")
     if floor.step_p99:
         out(f"- floor with a step's panes new (the argument buffers and a pane the frame detail's "
             f"size scrolled to new rows, the others the same): p50 {seconds(floor.step_p50)}, "

@@ -18,6 +18,11 @@ Two moves are timed, each until its paint is done (as :mod:`.tui_bench` times ca
   compositor alone, with no row to make. A step changes a few rows of a pane or two and the
   status line; a refresh of three rows a pane measured about the same as this, so it is the
   step's floor;
+* *new rows made* (:func:`_made_row`): as *new rows*, but each row is made at the paint as any
+  Textual app that styles its text makes it: a :class:`~textual.content.Content` of the same
+  four styled pieces, rendered to segments (``Content.render_segments``), between the borders.
+  The least a seek costs an app whose rows are styled text rather than strips made before the
+  clock starts: callscope's rows are that (and more: columns, links, wrapping, escapes shown);
 * *a step's panes new* (:data:`STEP_PANES`): the two panes a callscope step makes new (the
   argument buffers, scrolled to the lane that grew, and the frame detail's size) scroll and
   get new rows, the others return their strips again: the least a step as callscope shows
@@ -41,10 +46,12 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
+from textual.style import Style as ContentStyle
 from textual.widgets import Footer, Static
 
 from .tui_bench import SETTLE, _p, _Paints
@@ -79,6 +86,22 @@ def _row(n: int, width: int) -> list[Segment]:
     return [Segment("│", _BORDER), *pieces, Segment("│", _BORDER)]
 
 
+_CONTENT_PALETTE = [ContentStyle.from_rich_style(style) for style in _PALETTE]
+
+
+def _made_row(n: int, width: int) -> list[Segment]:
+    """The row :func:`_row` hands over, made now from a ``Content`` of its four styled pieces
+    (the text differs per ``n``, so nothing Textual caches by text is reused)."""
+    inner = width - 2
+    text = (f"{n:>7} data: {{\"choices\":[{{\"delta\":{{\"arguments\":\"" + "x" * inner)[:inner]
+    q = inner // 4
+    cuts = [0, q, 2 * q, 3 * q, inner]
+    line = Content.assemble(*((text[a:b], _CONTENT_PALETTE[(n + i) % len(_CONTENT_PALETTE)])
+                              for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False))
+                              if b > a))
+    return [Segment("│", _BORDER), *line.render_segments(), Segment("│", _BORDER)]
+
+
 class FloorPane(ScrollView, can_focus=False):
     """Hands Textual ready rows: ``new`` makes every row on screen a new strip."""
 
@@ -89,6 +112,8 @@ class FloorPane(ScrollView, can_focus=False):
         self._width = -1
         self._last: dict[int, Strip] = {}
         self.fresh = True
+        self.made = False
+        self.made_count = 0  # (every made row has a number not made before)
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -97,8 +122,8 @@ class FloorPane(ScrollView, can_focus=False):
     def on_mount(self) -> None:
         self.virtual_size = Size(self.size.width, 100_000)  # (a scrollbar, as the panes have)
 
-    def new(self, fresh: bool) -> None:
-        self.fresh = fresh
+    def new(self, fresh: bool, made: bool = False) -> None:
+        self.fresh, self.made = fresh, fresh and made
         if fresh:  # elsewhere, as a seek goes: the bar moves too
             self.epoch += 1
             self.scroll_to(y=self.epoch * 997 % 90_000, animate=False, immediate=True)
@@ -112,7 +137,10 @@ class FloorPane(ScrollView, can_focus=False):
         strips = []
         for y in crop.line_range:
             strip = None if self.fresh else self._last.get(y)
-            if strip is None:
+            if strip is None and self.made:
+                self.made_count += 1
+                strip = self._last[y] = Strip(_made_row(self.made_count, width), width)
+            elif strip is None:
                 strip = self._last[y] = Strip(self._rows[(self.epoch + y) % 64], width)
             strips.append(strip)
         x1, x2 = crop.column_span
@@ -152,12 +180,14 @@ class FloorApp(App[None]):
     def action_noop(self) -> None:
         pass
 
-    def move(self, n: int, fresh: bool, only: frozenset[str] | None = None) -> None:
+    def move(self, n: int, fresh: bool, only: frozenset[str] | None = None,
+             made: bool = False) -> None:
         """Every pane new (``fresh``) or the same; with ``only``, just those panes new and the
-        others the same (the shape of a step: see :data:`STEP_PANES`)."""
+        others the same (the shape of a step: see :data:`STEP_PANES`); ``made``: the new rows
+        are made at the paint from ``Content`` (:func:`_made_row`), not handed over ready."""
         self.gc_policy.moved()
         for pane in self.query(FloorPane):
-            pane.new(fresh if only is None else pane.id in only)
+            pane.new(fresh if only is None else pane.id in only, made)
         self.query_one("#status", Static).update(f"step {n}", layout=False)
 
 
@@ -182,6 +212,9 @@ class FloorCost:
     same_cpu_p99: float = 0.0
     """The main thread's CPU to the paint, p99 (a host that steals time moves the wall clock
     of one run and not the other's; CPU shows what is Textual's work)."""
+    made_p50: float = 0.0
+    made_p99: float = 0.0
+    """Every row new and made at the paint from ``Content``: a seek's floor for styled rows."""
 
 
 async def _drive(moves: int) -> FloorCost:
@@ -194,16 +227,20 @@ async def _drive(moves: int) -> FloorCost:
             await paints.settled(0)
             app.move(-1, True)  # (the rows are made at the first paint of a width: untimed)
             await paints.settled(len(paints.log))
-            times: dict[bool | None, list[float]] = {True: [], False: [], None: []}
-            cpus: dict[bool | None, list[float]] = {True: [], False: [], None: []}
+            # The kinds, interleaved: True every row new, False the same rows, None the
+            # step's panes new, "made" every row new and made from Content.
+            kinds: tuple[bool | None | str, ...] = (True, False, None, "made")
+            times: dict[bool | None | str, list[float]] = {k: [] for k in kinds}
+            cpus: dict[bool | None | str, list[float]] = {k: [] for k in kinds}
             for n in range(moves):
-                for fresh in (True, False, None):  # (None: the step's panes new)
+                for kind in kinds:
                     since = len(paints.log)
                     start, start_cpu = time.perf_counter(), time.thread_time()
-                    app.move(n, bool(fresh), None if fresh is not None else STEP_PANES)
+                    app.move(n, kind is not False, None if kind is not None else STEP_PANES,
+                             made=kind == "made")
                     done, done_cpu = await paints.settled(since)
-                    times[fresh].append(done - start)
-                    cpus[fresh].append(done_cpu - start_cpu)
+                    times[kind].append(done - start)
+                    cpus[kind].append(done_cpu - start_cpu)
             await pilot.pause()
     finally:
         paints.uninstall()
@@ -211,10 +248,11 @@ async def _drive(moves: int) -> FloorCost:
     return FloorCost(p(times[True], 0.5), p(times[True], 0.99),
                      p(times[False], 0.5), p(times[False], 0.99), moves,
                      p(times[None], 0.5), p(times[None], 0.99),
-                     p(cpus[True], 0.99), p(cpus[False], 0.99))
+                     p(cpus[True], 0.99), p(cpus[False], 0.99),
+                     p(times["made"], 0.5), p(times["made"], 0.99))
 
 
 def tui_floor(moves: int = 100) -> FloorCost:
-    """Time ``moves`` moves of each kind (about ``moves * 3 * SETTLE`` seconds)."""
+    """Time ``moves`` moves of each kind (about ``moves * 4 * SETTLE`` seconds)."""
     assert SETTLE > 0
     return asyncio.run(_drive(moves))

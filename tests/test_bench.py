@@ -119,3 +119,34 @@ def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
             assert "step 3" in str(app.query_one("#status").render())
 
     asyncio.run(run())
+
+
+def test_the_tui_floor_makes_its_styled_rows_at_the_paint() -> None:
+    """The made-rows move makes every row then, from Content, each with a text not made before,
+    as wide as the pane and styled in the same four pieces as the rows handed over ready."""
+    import asyncio
+
+    from textual.geometry import Region
+
+    from bench.tui_floor import FloorApp, FloorPane, _made_row, _row
+
+    assert [s.text for s in _made_row(7, 60)] == [s.text for s in _row(7, 60)]
+    assert [s.style for s in _made_row(7, 60)] == [s.style for s in _row(7, 60)]
+
+    async def run() -> None:
+        app = FloorApp()
+        async with app.run_test(size=(200, 50)) as pilot:
+            await pilot.pause()
+            pane = app.query_one("#frames", FloorPane)
+            crop = Region(0, 0, pane.region.width, pane.region.height)
+            app.move(1, fresh=True, made=True)
+            first = pane.render_lines(crop)
+            app.move(2, fresh=True, made=True)
+            second = pane.render_lines(crop)
+            assert all(s.cell_length == pane.region.width for s in first + second)
+            assert not {s.text for s in first} & {s.text for s in second}
+            app.move(3, fresh=False, made=True)  # (the same rows: made is for new rows only)
+            assert all(a is b for a, b in zip(second, pane.render_lines(crop), strict=True))
+            await pilot.pause()
+
+    asyncio.run(run())
