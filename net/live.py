@@ -9,18 +9,23 @@ the engine and prints the table; the TUI can do the same) while a
 
 Transport faults never escape as exceptions: an HTTP error status (with its body), a reset, a
 read timeout, a closed connection, a refused connection each become the session's end, and the
-bytes received before are kept.
+bytes received before are kept. A request that cannot be sent at all (a URL that is not an
+http(s) URL with a host and a valid port, a header httpx or h11 would refuse) is a
+:class:`~callscope.core.errors.CallscopeError` when the :class:`LiveRequest` is made, before any
+session is written. Header values go out as latin-1 bytes, as HTTP/1.1 carries them.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from msgspec.structs import replace
@@ -28,7 +33,14 @@ from msgspec.structs import replace
 from ..core.errors import CallscopeError
 from ..core.providers import SPECS
 from ..core.providers.spec import LiveShape, function_tool
-from ..core.session import Chunk, SessionHeader, SessionWriter, StreamEnd, save_session
+from ..core.session import (
+    Chunk,
+    SessionHeader,
+    SessionWriter,
+    StreamEnd,
+    redact_url,
+    save_session,
+)
 from ..core.sse import decode_all
 from .decoded import DecodedCopy, encoding_of, header_notes
 
@@ -68,14 +80,70 @@ VARIANTS: dict[str, tuple[str, LiveShape]] = {
 PROVIDER_NAMES = (*PROVIDERS, *ALIASES, *VARIANTS)
 
 
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name (RFC 9110 5.1)."""
+_NOT_IN_VALUE = re.compile(r"[\x00\r\n]")
+"""What a header value never holds: it would end the header line (h11 refuses it)."""
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be sent to (one line), or None."""
+    scheme, sep, _ = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return "it must start http:// or https://"
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # urlsplit's one refusal: a bracketed host that is not closed or valid
+        return "its [IPv6 address] is not closed or not valid"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "its port is not a number from 1 to 65535"
+    if not parts.hostname:
+        return "it names no host"
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return str(exc)[:100]
+    return None
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why the header ``name: value`` cannot be sent (one line, never quoting the value: it may
+    be a credential), or None."""
+    if not _TOKEN.fullmatch(name):
+        return f"{name[:60]!r} is not a header name"
+    for i, char in enumerate(value):
+        if ord(char) > 0xFF:
+            return (f"header {name!r}: its value has {char!r} at character {i + 1}; a header "
+                    "value holds latin-1 characters only")
+    if _NOT_IN_VALUE.search(value):
+        return f"header {name!r}: its value has a line break or NUL"
+    return None
+
+
 @dataclass(frozen=True)
 class LiveRequest:
+    """A request :func:`record` can send: made only with an http(s) URL and sendable headers
+    (:class:`~callscope.core.errors.CallscopeError` otherwise, naming what is wrong)."""
+
     protocol: str
     url: str
     headers: dict[str, str]
     body: dict[str, Any]
     tools: list[Any] = field(default_factory=list)
     command: str = ""
+
+    def __post_init__(self) -> None:
+        why = url_problem(self.url)
+        if why is not None:
+            raise CallscopeError(f"cannot send to {redact_url(self.url)[:200]!r}: {why}")
+        for name, value in self.headers.items():
+            why = header_problem(name, value)
+            if why is not None:
+                raise CallscopeError(f"cannot send the request: {why}")
 
 
 def _bare(tool: Any) -> bool:
@@ -172,6 +240,8 @@ def build_request(provider: str, model: str, prompt: str, *, tools: list[Any] | 
 class LiveResult:
     path: str
     end: StreamEnd
+    """How the stream the engine read ended: with a decoded copy, that copy's end (an error
+    where the body stopped decoding), which may differ from the raw session's transport end."""
     status: int | None = None
     size: int = 0
     chunks: int = 0
@@ -243,8 +313,9 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
     result = LiveResult(path, StreamEnd("missing"))
     received = bytearray()  # for the httpx-sse cross-check
     try:
-        with http.stream("POST", request.url, headers=request.headers,
-                         json=request.body) as response:
+        with http.stream("POST", request.url, headers=[
+                (k.encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.items()],
+                json=request.body) as response:
             result.status = response.status_code
             result.content_type = response.headers.get("content-type", "")
             result.content_encoding = encoding_of(response.headers)
@@ -286,6 +357,9 @@ def record(request: LiveRequest, path: str, *, on_chunk: Callable[[Chunk], None]
                 writer.finish(result.end)
                 if decoded is not None:
                     decoded.finish(result.end)
+                    # What is reported is the stream the engine read: the decoded copy's end
+                    # (an error naming where decoding failed), as that session records it.
+                    result.end = decoded.end_for(result.end)
                 if interrupted is not None:
                     raise interrupted
     except httpx.TransportError as exc:  # before any response: nothing but the fact

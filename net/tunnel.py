@@ -6,6 +6,12 @@ head as the client wrote it (``Host`` the upstream's); the upstream's answer goe
 came. After a ``101 Switching Protocols`` the bytes are copied both ways, unread and
 unrecorded (callscope records HTTP streams; a WebSocket session is not one), until either side
 closes. Any other answer is relayed whole and the connection closed.
+
+An upgrade request with a body (``Content-Length`` above 0, or any ``Transfer-Encoding``) is
+refused with 400 and never reaches the upstream: the head is forwarded as sent, so the bytes
+after it would be read by the upstream under its own framing (a chunked body goes on decoded,
+so its text is parsed as chunks again), which lets a client smuggle a request past the proxy.
+A WebSocket handshake has no body (RFC 6455 4.1).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from .http1 import MAX_HEAD_BYTES, Request
-from .http1_response import Responder
+from .http1_response import REFUSAL_HEADERS, Responder
 
 CONNECT_TIMEOUT = 10.0
 HEAD_TIMEOUT = 60.0
@@ -27,6 +33,17 @@ _NOT_FORWARDED = frozenset({"host", "proxy-authorization", "proxy-connection"})
 
 def wants_upgrade(request: Request) -> bool:
     return "websocket" in (request.header("upgrade") or "").lower()
+
+
+def body_problem(request: Request) -> str | None:
+    """Why an upgrade request is not tunnelled because of its body (one line), or None."""
+    names = {name.lower() for name, _ in request.headers}
+    if "transfer-encoding" in names:
+        return "an upgrade request must not have a Transfer-Encoding"
+    length = (request.header("content-length") or "0").strip()
+    if request.body or not (length.isdigit() and int(length) == 0):
+        return "an upgrade request must not have a body"
+    return None
 
 
 async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -44,6 +61,12 @@ async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
 async def tunnel(url: str, request: Request, out: Responder,
                  log: Callable[[str], object], shown: str) -> None:
     """Send the upgrade request to ``url`` and join the two connections."""
+    problem = body_problem(request)
+    if problem is not None:
+        log(f"{shown} -> 400 ({problem})")
+        await out.send_full(400, REFUSAL_HEADERS, f"callscope proxy: {problem}\n".encode(),
+                            keep_alive=False)
+        return
     parts = urlsplit(url)
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
@@ -61,7 +84,7 @@ async def tunnel(url: str, request: Request, out: Responder,
     host = parts.netloc.rpartition("@")[2]
     head = [f"{request.method} {target} HTTP/1.1", f"Host: {host}", *(
         f"{k}: {v}" for k, v in request.headers if k.lower() not in _NOT_FORWARDED)]
-    up_writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + request.body)
+    up_writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
     try:
         async with asyncio.timeout(HEAD_TIMEOUT):
             answer = await up_reader.readuntil(b"\r\n\r\n")
