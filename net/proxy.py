@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -43,6 +44,22 @@ HOP_BY_HOP = frozenset({
 proxy asks for ``Accept-Encoding: identity``, so the recorded bytes are the stream itself)."""
 _INVENTED = ("user-agent", "accept", "connection")
 """Headers httpx adds to every request; the upstream sees them only if the client sent them."""
+_SEGMENT_BREAK = re.compile(r"/|\\|%2f|%5c", re.IGNORECASE)
+"""What ends a path segment for some server: ``/``, and ``\\`` or an escaped ``/`` or ``\\`` for
+those that read them as ``/``."""
+_DOT = re.compile(r"%2e", re.IGNORECASE)
+
+
+def has_dot_segment(path: str) -> bool:
+    """Whether ``path`` has a ``.`` or ``..`` segment as any server may read it: dots raw or
+    escaped (``%2e``, any case), segments ended by ``/``, ``\\``, ``%2F`` or ``%5C``, a
+    ``;name=value`` path parameter dropped. A server that removes dot segments moves such a
+    request outside the upstream's path prefix (``/prefix/v1/../../admin`` is ``/admin``), and
+    httpx removes raw ones itself before it sends."""
+    return any(_DOT.sub(".", segment.split(";", 1)[0]) in (".", "..")
+               for segment in _SEGMENT_BREAK.split(path))
+
+
 class CaptureObserver(Protocol):
     """What a UI hears about each capture, from the proxy's event loop, in order: ``started``
     once (with the header as it is written to disk, secrets redacted), ``chunk`` for each read
@@ -57,11 +74,16 @@ class CaptureObserver(Protocol):
 
 
 def check_upstream(upstream: str) -> str:
-    """The upstream base URL without its trailing slash; refused unless http(s)."""
-    if not upstream.startswith(("http://", "https://")):
-        from ..core.errors import CallscopeError
+    """The upstream base URL without its trailing slash; refused unless http(s), and if it has
+    a query or a fragment (the request's path and query are appended to the URL as text, so
+    they would land inside it)."""
+    from ..core.errors import CallscopeError
 
+    if not upstream.startswith(("http://", "https://")):
         raise CallscopeError(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
+    if "?" in upstream or "#" in upstream:  # not quoted: a query may carry a key
+        raise CallscopeError("--upstream must have no query or fragment (no ? or #): each "
+                             "request's path and query are appended to it")
     return upstream.rstrip("/")
 
 
@@ -122,14 +144,23 @@ class RecordingProxy:
             self._origin.scheme, self._origin.host, self._origin.port, self._origin.userinfo)
         return url if same else None
 
-    def upstream_headers(self, request: Request) -> list[tuple[str, str]]:
-        """The client's headers less hop-by-hop ones (and those its ``Connection:`` names)."""
+    def upstream_headers(self, request: Request) -> list[tuple[bytes, bytes]]:
+        """The client's headers less hop-by-hop ones (and those its ``Connection:`` names), as
+        the bytes the client sent: :class:`~.http1.Request` holds them decoded as latin-1, which
+        maps every byte to one character, so encoding back is exact for any value h11 accepts
+        (httpx would encode a ``str`` as ASCII, which fails on ``é``)."""
         drop = HOP_BY_HOP | named_in_connection(request.headers)
-        return [(k, v) for k, v in request.headers if k.lower() not in drop] + [
-            ("accept-encoding", "identity")]
+        return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in request.headers
+                if k.lower() not in drop] + [(b"accept-encoding", b"identity")]
 
     async def handle(self, request: Request, out: Responder) -> None:
         shown = f"{request.method} {redact_url(request.target, self.redact)}"
+        if has_dot_segment(request.path):
+            self.log(f"{shown} -> 400 (a dot segment in the path)")
+            await out.send_full(400, REFUSAL_HEADERS,
+                                b"callscope proxy: the request path must not have a . or .. "
+                                b"segment\n", keep_alive=False)
+            return
         url = self.upstream_url(request)
         if url is None:
             self.log(f"{shown} -> 400 (the target would leave the upstream)")
