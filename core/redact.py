@@ -133,9 +133,11 @@ def secret_member_name(name: str) -> bool:
 # -- URLs -----------------------------------------------------------------------------------
 
 def redact_url(url: str, also: Iterable[str] = ()) -> str:
-    """The URL with a password and the values of credential query parameters
-    (:func:`secret_name`, ``also`` more names) redacted. Works on the text, so the rest of the
-    URL keeps its exact spelling."""
+    """The URL with a password and the values of credential parameters (:func:`secret_name`,
+    ``also`` more names) redacted, in the query and in the fragment alike (OAuth's implicit
+    flow returns ``#access_token=...``). Parameters are split at ``&`` and at ``;`` (which
+    some servers also read as a separator), so neither hides one. Works on the text, so the rest
+    of the URL keeps its exact spelling."""
     also = tuple(also)
     rest, hash_, fragment = url.partition("#")
     base, question, query = rest.partition("?")
@@ -147,13 +149,23 @@ def redact_url(url: str, also: Iterable[str] = ()) -> str:
             userinfo = userinfo.split(":", 1)[0] + ":" + REDACTED
             base = f"{scheme}://{userinfo}@{host}{slash}{path}"
     if question:
-        parts = query.split("&")
-        for i, part in enumerate(parts):
-            name = part.split("=", 1)[0]
-            if secret_name(unquote_plus(name), also):
-                parts[i] = f"{name}={REDACTED}"
-        base = f"{base}?{'&'.join(parts)}"
+        base = f"{base}?{_redact_params(query, also, bare=True)}"
+    if hash_:
+        # A fragment is a parameter list only where it has a ``name=value``: a bare
+        # ``#oauth-setup`` is an anchor, kept even when its name holds a credential word.
+        fragment = _redact_params(fragment, also, bare=False)
     return f"{base}{hash_}{fragment}"
+
+
+def _redact_params(params: str, also: tuple[str, ...], *, bare: bool) -> str:
+    """``name=value`` parameters separated by ``&`` or ``;``, each credential's value redacted
+    and every separator kept; ``bare``: a name with no ``=`` is redacted too (``?apikey``)."""
+    parts = re.split(r"([&;])", params)
+    for i in range(0, len(parts), 2):  # (the odd items are the separators)
+        name, equals, _ = parts[i].partition("=")
+        if (equals or bare) and secret_name(unquote_plus(name), also):
+            parts[i] = f"{name}={REDACTED}"
+    return "".join(parts)
 
 
 @cache
@@ -165,10 +177,12 @@ def _url_in_text() -> re.Pattern[str]:
 
 def redact_urls(text: str, also: Iterable[str] = ()) -> str:
     """``text`` with every URL in it redacted (:func:`redact_url`); a whole string that is a
-    request target (``/v1/x?key=...``) is one URL. The rest keeps its exact spelling."""
+    request target (``/v1/x?key=...``, ``/v1/x#key=...``) is one URL. The rest keeps its exact
+    spelling."""
     if "/" not in text:
         return text
-    if text.startswith("/") and "?" in text and not any(c.isspace() for c in text):
+    if text.startswith("/") and ("?" in text or "#" in text) and not any(
+            c.isspace() for c in text):
         return redact_url(text, also)
     if "//" not in text and "\\/\\/" not in text:
         return text
@@ -268,33 +282,101 @@ def redact_body(body: Any) -> Any:
 def _walk(value: Any, under_secret: bool = False) -> Any:
     """``value`` redacted; ``under_secret``: it is the object or list a credential member holds
     (``"cookies": [{"name": "sid", "value": ...}]``), where every name/value pair is one."""
-    if isinstance(value, Mapping):
-        out = {k: REDACTED if _secret_member(k, v, value)
-               else _walk(v, under_secret or (isinstance(k, str) and secret_member_name(k)))
-               for k, v in value.items()}
-        name = value.get("name")
-        if (isinstance(name, str) and _credential_value(value.get("value"))
-                and (under_secret or secret_name(name) or secret_member_name(name))):
-            out["value"] = REDACTED
-        return out
-    if isinstance(value, list | tuple):
-        return [_walk(v, under_secret) for v in value]
-    if isinstance(value, str):
-        return redact_urls(value)
-    return value
+    return _redacted(value, under_secret)[0]
+
+
+def _redacted(value: Any, under_secret: bool) -> tuple[Any, bool]:
+    """(``value`` redacted, whether anything was replaced), as :func:`_walk`.
+
+    Walked with a stack of its own, not by recursion: a hostile body may nest far deeper than
+    Python's recursion limit (orjson alone reads 1,024 levels), and every level is still
+    judged by the member rules. Each object or list is copied into a new, empty container that
+    is placed in its parent at once and filled when its turn on the stack comes."""
+    pending: list[tuple[Mapping[Any, Any] | list[Any] | tuple[Any, ...], bool, Any]] = []
+    changed = False
+
+    def placed(item: Any, secret: bool) -> Any:
+        nonlocal changed
+        if isinstance(item, Mapping):
+            copy: dict[Any, Any] | list[Any] = {}
+        elif isinstance(item, list | tuple):
+            copy = []
+        elif isinstance(item, str):
+            redacted = redact_urls(item)
+            changed = changed or redacted != item
+            return redacted
+        else:
+            return item
+        pending.append((item, secret, copy))
+        return copy
+
+    root = placed(value, under_secret)
+    while pending:
+        source, secret, copy = pending.pop()
+        if isinstance(source, Mapping):
+            for k, v in source.items():
+                if _secret_member(k, v, source):
+                    copy[k] = REDACTED
+                    changed = changed or v != REDACTED
+                else:
+                    copy[k] = placed(v, secret or (isinstance(k, str) and secret_member_name(k)))
+            name, held = source.get("name"), source.get("value")
+            if (isinstance(name, str) and _credential_value(held)
+                    and (secret or secret_name(name) or secret_member_name(name))):
+                copy["value"] = REDACTED
+                changed = changed or held != REDACTED
+        else:
+            copy.extend(placed(v, secret) for v in source)
+    return root, changed
 
 
 def _redact_body_string(text: str) -> Any:
     if text.lstrip()[:1] in ("{", "[", '"'):
         try:
             parsed = orjson.loads(text)
-            redacted = redact_body(parsed)
-            if redacted == parsed:
-                return text
-            return orjson.dumps(redacted).decode()
-        except (orjson.JSONDecodeError, RecursionError):
-            pass  # not JSON (or too deep to walk): redacted as text
+        except orjson.JSONDecodeError:
+            pass  # not JSON, or nested past the 1,024 levels orjson reads: redacted as text
+        else:
+            if isinstance(parsed, str):  # JSON text quoted as a JSON string
+                redacted: Any = _redact_body_string(parsed)
+                changed = redacted != parsed
+            else:
+                redacted, changed = _redacted(parsed, False)
+            return _json_text(redacted) if changed else text
     return redact_text(text)
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON of a parsed body (as ``orjson.dumps`` writes it), also when it nests deeper
+    than the 254 levels orjson writes: then written with a stack of its own."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        pass
+    out: list[str] = []
+    pending: list[tuple[bool, Any]] = [(False, value)]  # (literal text, else a value to write)
+    while pending:
+        literal, item = pending.pop()
+        if literal:
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append("{")
+            pending.append((True, "}"))
+            members = list(item.items())
+            for i in range(len(members) - 1, -1, -1):
+                name, member = members[i]
+                pending.append((False, member))
+                pending.append((True, ("," if i else "") + orjson.dumps(name).decode() + ":"))
+        elif isinstance(item, list):
+            out.append("[")
+            pending.append((True, "]"))
+            for i in range(len(item) - 1, -1, -1):
+                pending.append((False, item[i]))
+                if i:
+                    pending.append((True, ","))
+        else:
+            out.append(orjson.dumps(item).decode())
+    return "".join(out)
 
 
 def _credential_value(value: Any) -> bool:

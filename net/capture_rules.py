@@ -7,7 +7,8 @@ share, free of any HTTP library so that mitmproxy's environment can load them.
   records never depends on which reading the upstream makes.
 * :data:`STREAM_TYPES`, :func:`wants_stream`: a response is recorded when it is a stream, or an
   HTTP error answering a request that asked for one.
-* :func:`request_record`: the request as a session keeps it, credentials redacted.
+* :func:`request_record`: the request as a session keeps it, credentials redacted, a body
+  nested too deep for a session line kept as text.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from ..core.importers import MAX_BODY_DEPTH
+from ..core.inert import nested_deeper
 from ..core.providers import SPECS
 from ..core.redact import redact_headers, redact_url
 
@@ -76,13 +79,23 @@ def wants_stream(path: str, accept: str | None, body: bytes) -> bool:
 def request_record(method: str, url: str, headers: Iterable[tuple[str, str]], body: bytes,
                    also: Iterable[str] = ()) -> dict[str, Any]:
     """The request as the session keeps it: ``also`` (``--redact-header``) redacted here, the
-    built-in names (:func:`~callscope.core.redact.secret_name`) here and by the writer too."""
+    built-in names (:func:`~callscope.core.redact.secret_name`) here and by the writer too.
+    The body is kept as JSON (``body``) when it parses and nests at most
+    :data:`~callscope.core.importers.MAX_BODY_DEPTH` levels, as the HAR importer keeps one: a
+    session line holds 254, the header holds the body two levels down, and a deeper one could
+    not be written. Any other body is kept as text (``body_text``), which the writer redacts by
+    the text rules."""
     also = tuple(also)
     record: dict[str, Any] = {"method": method, "url": redact_url(url, also),
                               "headers": redact_headers(list(headers), also)}
     if body:
         try:
-            record["body"] = orjson.loads(body)
-        except orjson.JSONDecodeError:
+            parsed: Any = orjson.loads(body)
+            as_json = not nested_deeper(body, parsed, MAX_BODY_DEPTH)
+        except orjson.JSONDecodeError:  # (not JSON, or nested past the 1,024 levels orjson reads)
+            as_json = False
+        if as_json:
+            record["body"] = parsed
+        else:
             record["body_text"] = body.decode("utf-8", "replace")
     return record
