@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -53,6 +53,23 @@ def named_in_connection(headers: list[tuple[str, str]]) -> set[str]:
 def wants_stream(request: Request) -> bool:
     """Whether the client asked for a stream (so an error answer is worth a session too)."""
     return asked_for_stream(request.path, request.header("accept"), request.body)
+
+
+async def settle(*tasks: asyncio.Future[Any]) -> None:
+    """Wait until ``tasks`` are done, also through cancels of the waiting task (a stop can
+    come twice, as a signal and as the end of standard input, and a second cancel landing in
+    this wait must not skip what follows it: the session's end); a cancel is raised after."""
+    cancelled = False
+    while not all(task.done() for task in tasks):
+        try:
+            await asyncio.wait(tasks)
+        except asyncio.CancelledError:
+            cancelled = True
+    for task in tasks:  # (their outcomes are theirs: retrieved, so none is logged as lost)
+        if not task.cancelled():
+            task.exception()
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 class Relay:
@@ -99,6 +116,9 @@ class Relay:
         except Exception as exc:  # whatever failed, the session is ended, every byte kept
             self._finish(StreamEnd("cut", detail=f"the proxy failed relaying the response "
                                    f"({type(exc).__name__})", at=self._now()))
+            raise
+        except asyncio.CancelledError:  # stopped anywhere (the head's send too): ended as cut
+            self._finish(StreamEnd("cut", detail=STOPPED, at=self._now()))
             raise
         if self.writer is not None:
             end = self._finish(end)
@@ -182,9 +202,11 @@ class Relay:
         finally:
             for task in (copying, gone):
                 task.cancel()
-            await asyncio.gather(copying, gone, return_exceptions=True)
-            if stopped is not None:  # (after the pump stopped: the read it held is recorded)
-                self._finish(stopped)
+            try:
+                await settle(copying, gone)
+            finally:
+                if stopped is not None:  # (after the pump stopped: the read it held is recorded)
+                    self._finish(stopped)
 
     def _finish(self, end: StreamEnd) -> StreamEnd:
         """End the session(s) once (a cancelled relay ends them here, every byte kept); the

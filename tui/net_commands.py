@@ -50,10 +50,13 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
         out.flush()
         task = asyncio.current_task()
         if task is not None:  # SIGTERM stops as Ctrl-C does: streams in flight end their sessions
+            def stop() -> None:  # once: a second cancel would cut the server's close short
+                if not task.cancelling():
+                    task.cancel()
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
             if until_stdin_closes:
-                _on_stdin_end(task)
+                _on_stdin_end(stop)
         await server.serve_forever()
 
     try:
@@ -63,9 +66,9 @@ def _run(server: HTTPServer, banner: Callable[[str], list[str]], out: TextIO,
     return 0
 
 
-def _on_stdin_end(task: asyncio.Task[Any]) -> None:
-    """Cancel ``task`` once standard input ends (read in a thread: it holds no lock while it
-    waits)."""
+def _on_stdin_end(stop: Callable[[], None]) -> None:
+    """Call ``stop`` in the loop once standard input ends (read in a thread: it holds no lock
+    while it waits)."""
     import sys
     import threading
 
@@ -76,7 +79,7 @@ def _on_stdin_end(task: asyncio.Task[Any]) -> None:
             while sys.stdin.buffer.read(4096):
                 pass
         with contextlib.suppress(RuntimeError):  # the loop already closed
-            loop.call_soon_threadsafe(task.cancel)
+            loop.call_soon_threadsafe(stop)
     threading.Thread(target=watch, name="callscope-stdin", daemon=True).start()
 
 
