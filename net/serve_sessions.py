@@ -94,12 +94,9 @@ def check_head(path: str, session: Session) -> list[str]:
     the head the emulator answers with is checked: the header's ``status`` in
     :data:`HTTP_STATUSES`, an ``http_error`` end's in :data:`ERROR_STATUSES` (any other end's
     in :data:`HTTP_STATUSES`), every ``content-type`` response header a string
-    :data:`_HEADER_VALUE` matches, and the file's name (sent as ``x-callscope-session``, and
-    written in the log) printable. Raises :class:`~callscope.core.errors.InputError` naming
-    ``path`` otherwise."""
-    if not os.path.basename(path).isprintable():
-        raise InputError(path, "the file name holds a control character (or bytes that are not "
-                         "text); the emulator sends it as the x-callscope-session header")
+    :data:`_HEADER_VALUE` matches. Raises :class:`~callscope.core.errors.InputError` naming
+    ``path`` otherwise. (The file's name is no part of the recorded head: any name is served,
+    escaped where it is sent as a header: see :func:`.serve_stream.header_text`.)"""
     end = session.end
     _check_status(path, "the header's 'status'", session.header.status, HTTP_STATUSES)
     if end.kind == "http_error":

@@ -28,6 +28,16 @@ _RECORDED_ENDINGS = {"clean": "clean", "reset": "reset", "cut": "close", "timeou
 """How a session's recorded end is replayed (``http_error`` answers with its status instead)."""
 
 
+def header_text(text: str) -> str:
+    """``text`` as a header value can carry it: each character that is not printable (a
+    control character would end or split the header; a lone surrogate, from a file name's
+    bytes that are not text, has no encoding) written as its Python escape (``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 async def stream_session(session: Loaded, faults: Faults, out: Responder) -> str:
     """Answer with ``session`` under ``faults``; returns a short description of what was sent."""
     status, body = faults.status, faults.body
@@ -49,7 +59,7 @@ async def stream_session(session: Loaded, faults: Faults, out: Responder) -> str
     ending = faults.end or (_RECORDED_ENDINGS[session.end.kind] if cut is None else "close")
     await out.start(200, [("content-type", session.content_type),
                           ("cache-control", "no-cache"),
-                          ("x-callscope-session", session.name)])
+                          ("x-callscope-session", header_text(session.name))])
     pieces = _pieces(session.chunks, faults.chunk, cut)
     if faults.rate is not None:
         pieces = _paced(pieces, session.frame_ends, faults.rate)

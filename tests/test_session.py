@@ -448,7 +448,7 @@ def test_redact_headers_by_name_in_any_case_and_shape():
      "https://g.example/v1/m:stream?alt=sse&key=[REDACTED]"),
     ("https://x/?api_key=a&API-KEY=b&apikey=c&access_token=d&keep=1#key=frag",
      "https://x/?api_key=[REDACTED]&API-KEY=[REDACTED]&apikey=[REDACTED]"
-     "&access_token=[REDACTED]&keep=1#key=frag"),
+     "&access_token=[REDACTED]&keep=1#key=[REDACTED]"),  # (a fragment carries tokens: OAuth)
     # A name that contains a secret word is a secret (core/redact.py SECRET_NAME_WORDS): over-
     # redacting ``monkey`` costs a value, missing the next gateway's ``xkey`` leaks a credential.
     ("https://x/?api%5Fkey=a&monkey=1&keyboard=2&key&page=3&tokens=4",
