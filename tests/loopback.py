@@ -3,7 +3,9 @@ loopback server, and a streaming POST that keeps every read with its time. Loopb
 
 from __future__ import annotations
 
+import asyncio
 import pathlib
+import threading
 import time
 from typing import Any
 
@@ -55,3 +57,32 @@ def post(url: str, path: str, *, body: dict[str, Any] | None = None, fault: str 
                 exc.received = b"".join(d for _, d in reads)  # type: ignore[attr-defined]
                 raise
     return response, b"".join(d for _, d in reads), reads
+
+
+class SocketUpstream:
+    """A loopback upstream on bare sockets, in a thread of its own: a subclass answers each
+    connection in :meth:`serve` (what h11 or httpx would tidy away reaches it as sent)."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
+        self._thread.start()
+        assert self._ready.wait(5)
+
+    async def _main(self) -> None:
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        assert self._loop is not None and self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(5)

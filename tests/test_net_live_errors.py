@@ -9,7 +9,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import zlib
 
 import pytest
 from callscope.core.importers import open_input
@@ -18,6 +17,7 @@ from callscope.net.http1_response import Responder
 from callscope.net.http1_server import BackgroundServer, HTTPServer
 from callscope.net.live import build_request, record
 from loopback import CHAT
+from test_net_decoded import first_bad_byte
 
 KEY = "sk-live-SECRET-4f1c9a"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -104,13 +104,6 @@ def test_a_latin1_header_value_is_sent_as_its_latin1_bytes(tmp_path):
     assert request.header("x-gateway") == "caf\u00e9"  # the byte 0xE9, read back as latin-1
 
 
-def _first_bad_byte(body: bytes) -> int:
-    for at in range(len(body)):
-        try:
-            zlib.decompressobj(wbits=31).decompress(body[:at + 1])
-        except zlib.error:
-            return at
-    raise AssertionError("decodes")
 
 
 PLAIN = CHAT.read_bytes()
@@ -128,7 +121,7 @@ async def _corrupt_gzip(request: Request, out: Responder) -> None:
 
 
 def test_a_gzip_body_corrupt_mid_way_is_reported_as_the_decode_error(tmp_path):
-    at = _first_bad_byte(CORRUPT)
+    at = first_bad_byte(CORRUPT)
     assert HALF <= at < HALF + 8
     with _serve(_corrupt_gzip) as url:
         done = run_live(tmp_path, *CHAT_ARGS, "--base-url", url + "/v1", "hi")

@@ -8,16 +8,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import socket
-import threading
 
 import pytest
 from callscope.net.http1_response import Responder
+from loopback import SocketUpstream
 from test_net_proxy import Chain, eventually
 
 STREAM = b'data: {"n":1}\n\ndata: [DONE]\n\n'
 
 
-class RawUpstream:
+class RawUpstream(SocketUpstream):
     """A loopback upstream on bare sockets: a POST gets a short SSE answer after a pause (so
     that the client's pipelined bytes arrive while it streams); an upgrade gets 101, then the
     digest of the next ``expect`` bytes once they all came."""
@@ -25,22 +25,9 @@ class RawUpstream:
     def __init__(self, expect: int) -> None:
         self.expect = expect
         self.upgraded: list[bytes] = []
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
-        self._thread.start()
-        assert self._ready.wait(5)
+        super().__init__()
 
-    async def _main(self) -> None:
-        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        async with server:
-            await self._stop.wait()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -64,11 +51,6 @@ class RawUpstream:
             pass
         finally:
             writer.close()
-
-    def stop(self) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
 
 
 def _read_until(sock: socket.socket, marker: bytes, got: bytearray) -> bytearray:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 
 import pytest
+from loopback import SocketUpstream
 from test_net_proxy import Chain, eventually
 
 UPGRADE = (b"GET /v1/realtime?model=m HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
@@ -17,28 +17,15 @@ UPGRADE = (b"GET /v1/realtime?model=m HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\
 SMUGGLED = b"GET /admin HTTP/1.1\r\nHost: internal\r\n\r\n"
 
 
-class RecordingUpstream:
+class RecordingUpstream(SocketUpstream):
     """A loopback upstream on bare sockets: keeps every byte each connection sends, and answers
     an upgrade head with 101 (then reads on until the client closes)."""
 
     def __init__(self) -> None:
         self.received: list[bytearray] = []
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
-        self._thread.start()
-        assert self._ready.wait(5)
+        super().__init__()
 
-    async def _main(self) -> None:
-        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        async with server:
-            await self._stop.wait()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         got = bytearray()
         self.received.append(got)
         answered = False
@@ -54,11 +41,6 @@ class RecordingUpstream:
             pass
         finally:
             writer.close()
-
-    def stop(self) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
 
 
 @pytest.fixture
