@@ -25,48 +25,28 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
-from urllib.parse import unquote_plus
 
 import orjson
 
-REDACTED = "[REDACTED]"
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
-    "cookie", "set-cookie",
-})
-SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "sig"})
-SECRET_NAME_WORDS = ("auth", "key", "token", "secret", "signature", "cookie", "session",
-                     "credential")
-"""A header or query parameter whose name contains one of these (in any case) holds a
-credential: gateways add their own (``Helicone-Auth``, ``x-portkey-api-key``,
-``cf-aig-authorization``, ``x-amz-security-token``, ``X-Amz-Signature``), and a name list
-would always miss the next one. Two exceptions: ``tokens`` (plural) names a count in rate-limit
-headers (``x-ratelimit-remaining-tokens``), and callscope's own ``x-callscope-*`` /
-``callscope-*`` names (a session to serve, a fault) carry no secret."""
+from .redact_url import (
+    REDACTED,
+    SECRET_HEADERS,
+    SECRET_NAME_WORDS,
+    SECRET_QUERY_PARAMS,
+    redact_url,
+    redact_urls,
+    secret_name,
+)
+
+__all__ = [
+    "HEADERS_NOTE", "REDACTED", "SECRET_HEADERS", "SECRET_MEMBER_RULES", "SECRET_NAME_WORDS",
+    "SECRET_QUERY_PARAMS", "redact_body", "redact_headers", "redact_request", "redact_text",
+    "redact_url", "redact_urls", "secret_member_name", "secret_name",
+]
 
 HEADERS_NOTE = "callscope-redaction-note"
 """The header entry that says what of a malformed header member was not kept (a ``callscope-``
 name: never redacted itself)."""
-
-
-@cache
-def _secret_word() -> re.Pattern[str]:
-    """The name words as one pattern, compiled on first use: reading a session never redacts,
-    and the compile is part of every command's start-up otherwise."""
-    return re.compile("|".join(w if w != "token" else "token(?!s)" for w in SECRET_NAME_WORDS))
-
-
-def secret_name(name: str, also: Iterable[str] = ()) -> bool:
-    """Whether a header or query parameter named ``name`` holds a credential (see
-    :data:`SECRET_NAME_WORDS`); ``also``: more names, compared without case."""
-    lower = name.lower()
-    if lower in SECRET_HEADERS or lower in SECRET_QUERY_PARAMS:
-        return True
-    if any(lower == extra.lower() for extra in also):
-        return True
-    if lower.startswith(("x-callscope-", "callscope-")):
-        return False
-    return _secret_word().search(lower) is not None
 
 
 # -- body members: the one name rule --------------------------------------------------------
@@ -128,65 +108,6 @@ def secret_member_name(name: str) -> bool:
     plain = name.lower().translate(_SEPARATORS)
     secret, innocent = _member_rules()
     return secret.fullmatch(plain) is not None and innocent.fullmatch(plain) is None
-
-
-# -- URLs -----------------------------------------------------------------------------------
-
-def redact_url(url: str, also: Iterable[str] = ()) -> str:
-    """The URL with a password and the values of credential parameters (:func:`secret_name`,
-    ``also`` more names) redacted, in the query and in the fragment alike (OAuth's implicit
-    flow returns ``#access_token=...``). Parameters are split at ``&`` and at ``;`` (which
-    some servers also read as a separator), so neither hides one. Works on the text, so the rest
-    of the URL keeps its exact spelling."""
-    also = tuple(also)
-    rest, hash_, fragment = url.partition("#")
-    base, question, query = rest.partition("?")
-    scheme, sep, after = base.partition("://")
-    if sep:
-        authority, slash, path = after.partition("/")
-        userinfo, at, host = authority.rpartition("@")
-        if at and ":" in userinfo:
-            userinfo = userinfo.split(":", 1)[0] + ":" + REDACTED
-            base = f"{scheme}://{userinfo}@{host}{slash}{path}"
-    if question:
-        base = f"{base}?{_redact_params(query, also, bare=True)}"
-    if hash_:
-        # A fragment is a parameter list only where it has a ``name=value``: a bare
-        # ``#oauth-setup`` is an anchor, kept even when its name holds a credential word.
-        fragment = _redact_params(fragment, also, bare=False)
-    return f"{base}{hash_}{fragment}"
-
-
-def _redact_params(params: str, also: tuple[str, ...], *, bare: bool) -> str:
-    """``name=value`` parameters separated by ``&`` or ``;``, each credential's value redacted
-    and every separator kept; ``bare``: a name with no ``=`` is redacted too (``?apikey``)."""
-    parts = re.split(r"([&;])", params)
-    for i in range(0, len(parts), 2):  # (the odd items are the separators)
-        name, equals, _ = parts[i].partition("=")
-        if (equals or bare) and secret_name(unquote_plus(name), also):
-            parts[i] = f"{name}={REDACTED}"
-    return "".join(parts)
-
-
-@cache
-def _url_in_text() -> re.Pattern[str]:
-    """An absolute URL inside text (also JSON-escaped, ``https:\\/\\/``), up to a space, a
-    quote or an angle bracket."""
-    return re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)(?:[^\s"'<>\\]|\\/)+""")
-
-
-def redact_urls(text: str, also: Iterable[str] = ()) -> str:
-    """``text`` with every URL in it redacted (:func:`redact_url`); a whole string that is a
-    request target (``/v1/x?key=...``, ``/v1/x#key=...``) is one URL. The rest keeps its exact
-    spelling."""
-    if "/" not in text:
-        return text
-    if text.startswith("/") and ("?" in text or "#" in text) and not any(
-            c.isspace() for c in text):
-        return redact_url(text, also)
-    if "//" not in text and "\\/\\/" not in text:
-        return text
-    return _url_in_text().sub(lambda m: redact_url(m.group(0), also), text)
 
 
 # -- headers --------------------------------------------------------------------------------
