@@ -52,8 +52,10 @@ _SSE_START = re.compile(rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)*(?:data|event|id|r
 _SSE_DATA = re.compile(rb"^data(?::|\r?$)", re.MULTILINE)
 
 MAX_BODY_DEPTH = 250
-"""Nesting of a HAR request body kept as JSON: the session header holds it two levels down
-(``request.body``) and a session line nests at most 254 levels. Deeper bodies are kept as text."""
+"""Nesting of a request body kept as JSON, by every writer of a session header (the HAR
+importer, the proxy's and the mitmproxy addon's request records): the header holds it two levels
+down (``request.body``) and a session line nests at most 254 levels. Deeper bodies are kept as
+text (``body_text``)."""
 
 
 def split_selector(path: str) -> tuple[str, int | None]:

@@ -186,7 +186,7 @@ def _header_text(value: Any) -> str:
 def redact_body(body: Any) -> Any:
     """A JSON request body with the values of credential members (:func:`secret_member_name`,
     at any depth) replaced by ``[REDACTED]`` and URLs in every string redacted; a copy, the
-    input is left as it is. Only a string, or a list of strings, is a credential: an object
+    input is left as it is. Only a string or a number, or a list of them, is a credential: an object
     under such a name is walked (a tool's JSON Schema may well define a property named
     ``api_key``; it must stay a schema). HAR-like ``{"name": N, "value": V}`` objects lose V
     when N names a credential (as a header or a member).
@@ -301,8 +301,15 @@ def _json_text(value: Any) -> str:
 
 
 def _credential_value(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, list) and bool(value)
-                                       and all(isinstance(v, str) for v in value))
+    """Whether ``value`` can be a credential: a string, a number (a PIN, a passcode, an
+    account key may be all digits; JSON gives them no quotes), or a list of those. An object
+    or ``true``/``null`` cannot: an object under a credential name is walked instead."""
+    return _scalar_secret(value) or (isinstance(value, list) and bool(value)
+                                     and all(_scalar_secret(v) for v in value))
+
+
+def _scalar_secret(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def _secret_member(name: Any, value: Any, beside: Mapping[Any, Any]) -> bool:

@@ -168,3 +168,15 @@ def test_no_nesting_or_encoding_of_a_credential_reaches_the_output(name, chain, 
 @given(st.text(alphabet="bdfhlmnpqruvwxz0123456789 /?=&;#:.\"'", max_size=60))
 def test_text_without_a_credential_name_is_never_changed(text):
     assert redact_text(text) == text
+
+
+# -- 5. a credential of digits ----------------------------------------------------------------
+
+def test_a_number_under_a_credential_name_is_redacted_and_counts_stay():
+    body = {"passcode": 493817, "account_key": 7.5, "pins": [1234, 5678], "api_key": True,
+            "max_tokens": 512, "token_count": 3, "n": 2,
+            "extra": [{"name": "x-api-key", "value": 99887766}]}
+    assert redact_body(body) == {
+        "passcode": REDACTED, "account_key": REDACTED, "pins": [1234, 5678], "api_key": True,
+        "max_tokens": 512, "token_count": 3, "n": 2,
+        "extra": [{"name": "x-api-key", "value": REDACTED}]}

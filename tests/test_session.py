@@ -464,7 +464,8 @@ def test_redact_url(url, expected):
 def test_redact_body_takes_credentials_and_leaves_schemas():
     """Credential members at any depth and in any spelling go; a member of that name whose
     value is an object (a tool schema's property named api_key: found by review, replays of
-    the proxy's sessions failed on the redacted schema) is walked, not replaced."""
+    the proxy's sessions failed on the redacted schema) is walked, not replaced. A number is a
+    credential too (a password or PIN of digits is sent unquoted)."""
     schema = {"type": "object", "properties": {"api_key": {"type": "string"},
                                                "password": {"type": "string"}}}
     body = {"model": "m", "apiKey": "k1", "auth": {"client-secret": "k2", "API_KEY": ["k3", "k4"]},
@@ -472,7 +473,7 @@ def test_redact_body_takes_credentials_and_leaves_schemas():
             "messages": [{"role": "user", "content": "key=not-a-credential"}], "key": "kept"}
     assert redact_body(body) == {
         "model": "m", "apiKey": REDACTED, "auth": {"client-secret": REDACTED, "API_KEY": REDACTED},
-        "tools": [{"name": "rotate", "parameters": schema}], "password": 5,
+        "tools": [{"name": "rotate", "parameters": schema}], "password": REDACTED,
         "messages": [{"role": "user", "content": "key=not-a-credential"}], "key": "kept"}
     assert body["apiKey"] == "k1"  # (a copy: the input is left as it was)
 
