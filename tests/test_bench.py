@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -82,71 +84,73 @@ def test_the_quick_run_completes(tmp_path: Path) -> None:
     assert sum(row.count("| yes |") for row in rows) >= 8  # peers checked against the sent arguments
 
 
-def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
-    """The floor's two moves are what they claim: every row a new strip (a seek's least), or
-    the very strips of the last paint (the compositor alone)."""
+def _on_the_floor(check: Callable[[Any, Any, Any, Any], Awaitable[None]]) -> None:
+    """``check(app, pilot, frames pane, its whole region)`` on the floor app at 200x50."""
     import asyncio
 
     from textual.geometry import Region
 
-    from bench.tui_floor import STEP_PANES, FloorApp, FloorPane
+    from bench.tui_floor import FloorApp, FloorPane
 
     async def run() -> None:
         app = FloorApp()
         async with app.run_test(size=(200, 50)) as pilot:
             await pilot.pause()
             pane = app.query_one("#frames", FloorPane)
-            crop = Region(0, 0, pane.region.width, pane.region.height)
-            before = pane.render_lines(crop)
-            assert all(s.cell_length == pane.region.width for s in before)
-            app.move(1, fresh=False)
-            same = pane.render_lines(crop)
-            assert all(a is b for a, b in zip(before, same, strict=True))
-            y = pane.scroll_y
-            app.move(2, fresh=True)
-            assert pane.scroll_y != y  # (a seek goes elsewhere: the bar moves)
-            new = pane.render_lines(crop)
-            assert not any(a is b for a, b in zip(same, new, strict=True))
-            assert [s.text for s in new] != [s.text for s in same]
-            # A step's shape: only STEP_PANES new, the frame list returns its strips again.
-            buffers = app.query_one("#buffers", FloorPane)
-            whole = Region(0, 0, buffers.region.width, buffers.region.height)
-            others = buffers.render_lines(whole)
-            app.move(3, fresh=False, only=STEP_PANES)
-            assert all(a is b for a, b in zip(new, pane.render_lines(crop), strict=True))
-            assert not any(a is b for a, b in zip(others, buffers.render_lines(whole), strict=True))
-            await pilot.pause()
-            assert "step 3" in str(app.query_one("#status").render())
+            await check(app, pilot, pane, Region(0, 0, pane.region.width, pane.region.height))
 
     asyncio.run(run())
+
+
+def test_the_tui_floor_hands_over_new_rows_or_the_same_ones() -> None:
+    """The floor's two moves are what they claim: every row a new strip (a seek's least), or
+    the very strips of the last paint (the compositor alone)."""
+    from textual.geometry import Region
+
+    from bench.tui_floor import STEP_PANES, FloorPane
+
+    async def check(app: Any, pilot: Any, pane: Any, crop: Any) -> None:
+        before = pane.render_lines(crop)
+        assert all(s.cell_length == pane.region.width for s in before)
+        app.move(1, fresh=False)
+        same = pane.render_lines(crop)
+        assert all(a is b for a, b in zip(before, same, strict=True))
+        y = pane.scroll_y
+        app.move(2, fresh=True)
+        assert pane.scroll_y != y  # (a seek goes elsewhere: the bar moves)
+        new = pane.render_lines(crop)
+        assert not any(a is b for a, b in zip(same, new, strict=True))
+        assert [s.text for s in new] != [s.text for s in same]
+        # A step's shape: only STEP_PANES new, the frame list returns its strips again.
+        buffers = app.query_one("#buffers", FloorPane)
+        whole = Region(0, 0, buffers.region.width, buffers.region.height)
+        others = buffers.render_lines(whole)
+        app.move(3, fresh=False, only=STEP_PANES)
+        assert all(a is b for a, b in zip(new, pane.render_lines(crop), strict=True))
+        assert not any(a is b for a, b in zip(others, buffers.render_lines(whole), strict=True))
+        await pilot.pause()
+        assert "step 3" in str(app.query_one("#status").render())
+
+    _on_the_floor(check)
 
 
 def test_the_tui_floor_makes_its_styled_rows_at_the_paint() -> None:
     """The made-rows move makes every row then, from Content, each with a text not made before,
     as wide as the pane and styled in the same four pieces as the rows handed over ready."""
-    import asyncio
-
-    from textual.geometry import Region
-
-    from bench.tui_floor import FloorApp, FloorPane, _made_row, _row
+    from bench.tui_floor import _made_row, _row
 
     assert [s.text for s in _made_row(7, 60)] == [s.text for s in _row(7, 60)]
     assert [s.style for s in _made_row(7, 60)] == [s.style for s in _row(7, 60)]
 
-    async def run() -> None:
-        app = FloorApp()
-        async with app.run_test(size=(200, 50)) as pilot:
-            await pilot.pause()
-            pane = app.query_one("#frames", FloorPane)
-            crop = Region(0, 0, pane.region.width, pane.region.height)
-            app.move(1, fresh=True, made=True)
-            first = pane.render_lines(crop)
-            app.move(2, fresh=True, made=True)
-            second = pane.render_lines(crop)
-            assert all(s.cell_length == pane.region.width for s in first + second)
-            assert not {s.text for s in first} & {s.text for s in second}
-            app.move(3, fresh=False, made=True)  # (the same rows: made is for new rows only)
-            assert all(a is b for a, b in zip(second, pane.render_lines(crop), strict=True))
-            await pilot.pause()
+    async def check(app: Any, pilot: Any, pane: Any, crop: Any) -> None:
+        app.move(1, fresh=True, made=True)
+        first = pane.render_lines(crop)
+        app.move(2, fresh=True, made=True)
+        second = pane.render_lines(crop)
+        assert all(s.cell_length == pane.region.width for s in first + second)
+        assert not {s.text for s in first} & {s.text for s in second}
+        app.move(3, fresh=False, made=True)  # (the same rows: made is for new rows only)
+        assert all(a is b for a, b in zip(second, pane.render_lines(crop), strict=True))
+        await pilot.pause()
 
-    asyncio.run(run())
+    _on_the_floor(check)
