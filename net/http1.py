@@ -12,7 +12,9 @@ reverse proxy that let the target name a host would send the request, with the c
 carries, wherever the client said. A connection that sends nothing for :data:`IDLE_TIMEOUT`, or
 takes longer than :data:`HEAD_TIMEOUT` to send a request head, stops for :data:`BODY_TIMEOUT`
 inside a body or takes longer than :data:`BODY_DEADLINE` to send it whole, is closed (half-open
-requests must not pile up). A server holds at most :data:`MAX_CONNECTIONS` connections.
+requests must not pile up). A server holds at most :data:`MAX_CONNECTIONS` connections, and
+its connections hold at most :data:`MAX_BUFFERED_BYTES` of request bytes between them
+(:class:`Budget`): a read that would pass it is refused with 503, like any other refusal.
 
 Bytes a client pipelines while a response streams are the next request: none is dropped. They
 stay in the connection's own buffer and are handed to h11 at most :data:`READ_SIZE` at a time as
@@ -48,7 +50,20 @@ BODY_DEADLINE = 300.0
 client that trickles a byte just inside :data:`BODY_TIMEOUT` is closed all the same."""
 MAX_CONNECTIONS = 128
 """Connections one server holds at a time (each may buffer up to :data:`MAX_HEAD_BYTES` +
-:data:`MAX_BODY_BYTES`); one more is answered 503 and closed (:mod:`.http1_server`)."""
+:data:`MAX_BODY_BYTES`, all of them together :data:`MAX_BUFFERED_BYTES`); one more is answered
+503 and closed (:mod:`.http1_server`)."""
+MAX_BUFFERED_BYTES = 256 * 1024 * 1024
+"""Request bytes all the connections of one server may hold at a time (:class:`Budget`): heads
+and bodies being read, and what clients pipelined. Without it :data:`MAX_CONNECTIONS` clients
+each sending a body of :data:`MAX_BODY_BYTES`, slowly, held 4 GiB (and copies of it). 256 MiB is
+eight bodies at the limit at once, many times what concurrent agents send (a provider request
+is kilobytes to a few megabytes), and what a laptop can spare; a connection whose read would
+pass it is answered 503, which SDKs retry, and closed. What is counted is the bytes read off the
+sockets; a body is copied once when it is complete, uncounted, and each socket's own buffer
+(about twice :data:`READ_SIZE`) is outside it too."""
+BUSY = "too many request bytes held, try again"
+"""The refusal (503) of a read past :data:`MAX_BUFFERED_BYTES`, or of a ``Content-Length`` that
+does not fit in what is left of it."""
 H11_PROBLEMS: dict[int, str] = {431: "request head too large",
                                 501: "unsupported request framing"}
 """The answer to a request h11 refuses, by the status h11 suggests; any other status says
@@ -57,11 +72,34 @@ MALFORMED = "malformed request"
 
 
 class BadRequest(Exception):
-    """A request refused while it is read: ``status`` and a fixed one-line ``message``."""
+    """A request refused while it is read: ``status`` and a fixed one-line ``message``;
+    ``request`` once its head was read (its body is not)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+        self.request: Request | None = None
+
+
+class Budget:
+    """The request bytes the connections of one server hold between them, at most
+    :data:`MAX_BUFFERED_BYTES` (read when it is asked, so a test can patch it)."""
+
+    def __init__(self) -> None:
+        self.held = 0
+
+    def left(self) -> int:
+        return MAX_BUFFERED_BYTES - self.held
+
+    def take(self, size: int) -> bool:
+        """Count ``size`` more bytes if they fit; whether they did."""
+        if size > self.left():
+            return False
+        self.held += size
+        return True
+
+    def release(self, size: int) -> None:
+        self.held -= size
 
 
 @dataclass
@@ -95,16 +133,23 @@ class Request:
 class Connection:
     """One client connection: the socket's streams and h11's state of it."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 budget: Budget | None = None) -> None:
         self.reader, self.writer = reader, writer
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.closed_by_client = False
         self.held = bytearray()
         """Bytes read off the socket by :meth:`client_gone` and not yet handed to h11."""
+        self.budget = budget if budget is not None else Budget()
+        """The server's (shared by its connections); a connection alone has one of its own."""
+        self.charged = 0
+        """The bytes this connection counts in :attr:`budget`: what it read off the socket
+        since the request before was handled, or since :meth:`settle` kept it (the next
+        request's bytes, pipelined). :meth:`release` gives it all back when it closes."""
 
     async def _read(self, timeout: float) -> bytes:
         if self.held:  # as if read now; the loop is let go between pieces as between reads
-            data = bytes(self.held[:READ_SIZE])
+            data = bytes(self.held[:READ_SIZE])  # (counted when read off the socket)
             del self.held[:READ_SIZE]
             await asyncio.sleep(0)
         else:
@@ -112,8 +157,23 @@ class Connection:
                 data = await self.reader.read(READ_SIZE)
             if not data:
                 self.closed_by_client = True
+            elif not self.budget.take(len(data)):
+                raise BadRequest(503, BUSY)  # (what was read goes with the connection)
+            self.charged += len(data)
         self.h11.receive_data(data)
         return data
+
+    def settle(self) -> None:
+        """Between requests: the request before has been handled, so only what the
+        connection still holds stays counted (bytes pipelined after it)."""
+        keep = min(self.charged, len(self.held) + len(self.h11.trailing_data[0]))
+        self.budget.release(self.charged - keep)
+        self.charged = keep
+
+    def release(self) -> None:
+        """The connection is closed (however it ended): nothing of it is counted any more."""
+        self.budget.release(self.charged)
+        self.charged = 0
 
     def _event(self) -> Any:
         try:
@@ -124,6 +184,7 @@ class Connection:
 
     async def next_request(self) -> Request | None:
         """The next request, its body read; None when the client closed or went idle."""
+        self.settle()
         event = self._event()
         if event is h11.NEED_DATA and not self.held and not self.h11.trailing_data[0]:
             try:
@@ -150,14 +211,26 @@ class Connection:
                           [(k.decode("latin-1"), v.decode("latin-1"))
                            for k, v in event.headers.raw_items()],
                           b"", "HTTP/" + event.http_version.decode("ascii", "replace"))
+        try:
+            request.body = await self._body_of(request)
+        except BadRequest as exc:
+            exc.request = request
+            raise
+        return request
+
+    async def _body_of(self, request: Request) -> bytes:
         length = request.header("content-length")
         if length is not None and int(length) > MAX_BODY_BYTES:
             raise BadRequest(413, "request body too large")
+        # What of the body arrived with the head is counted already (and what was pipelined
+        # after it is let off: its reads are counted as they come).
+        if length is not None and (int(length) - len(self.held)
+                                   - len(self.h11.trailing_data[0])) > self.budget.left():
+            raise BadRequest(503, BUSY)
         if self.h11.they_are_waiting_for_100_continue:
             self.writer.write(self.h11.send(h11.InformationalResponse(status_code=100,
                                                                       headers=[])) or b"")
-        request.body = await self._body()
-        return request
+        return await self._body()
 
     async def _body(self) -> bytes:
         try:
@@ -187,22 +260,29 @@ class Connection:
     async def client_gone(self) -> None:
         """Returns once the client closed its side. Whatever it sends before (a pipelined
         request) is kept in :attr:`held` for the next cycle, not given to h11, up to
-        :data:`MAX_HEAD_BYTES` + :data:`MAX_BODY_BYTES`; past that the socket is no longer read
-        (TCP slows the client)."""
+        :data:`MAX_HEAD_BYTES` + :data:`MAX_BODY_BYTES`, and counted in :attr:`budget`; past
+        either the socket is no longer read (TCP slows the client) while the response lasts: a
+        response cannot be refused halfway, the next request's reads are refused if the budget
+        is still full."""
         if self.closed_by_client:
             return
         # What h11 already holds counts too (read once: trailing_data copies the buffer).
         bound = MAX_HEAD_BYTES + MAX_BODY_BYTES - len(self.h11.trailing_data[0])
-        while len(self.held) <= bound:
+        # A read is counted whole before it is made (other connections read meanwhile), and
+        # what it did not fill given back; cancelled inside it, :meth:`settle` gives it back.
+        while len(self.held) <= bound and self.budget.take(READ_SIZE):
+            self.charged += READ_SIZE
             try:
                 data = await self.reader.read(READ_SIZE)
             except (ConnectionError, OSError):
                 data = b""
+            self.budget.release(READ_SIZE - len(data))
+            self.charged -= READ_SIZE - len(data)
             if not data:  # h11 is told at the next cycle, after what is held
                 self.closed_by_client = True
                 return
             self.held += data
-        await asyncio.Event().wait()  # the client is pipelining a flood: stop reading it
+        await asyncio.Event().wait()  # a flood, or the budget is full: stop reading it
 
 
 def target_problem(request: Request, url: str) -> tuple[int, str] | None:

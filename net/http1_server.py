@@ -12,6 +12,11 @@ A server holds at most :data:`.http1.MAX_CONNECTIONS` connections; one more is a
 asyncio accepts every connection, so holding one until a slot frees would keep its socket open
 with no answer (the client waits for its own timeout, and each still costs a descriptor),
 whereas a 503 is an answer SDKs retry on, and frees the socket at once.
+
+The server's connections share one :class:`.http1.Budget` of :data:`.http1.MAX_BUFFERED_BYTES`
+request bytes: a connection whose read would pass it is refused the same way, 503
+(``Connection: close``), and what a connection counts is given back when its request has been
+handled and when it closes, however it ends (a refusal, an error, a cancel, the client gone).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import h11
 from ..core.inert import plain, preview
 from ..core.redact import redact_url
 from . import http1
-from .http1 import READ_SIZE, BadRequest, Connection, Request, target_problem
+from .http1 import READ_SIZE, BadRequest, Budget, Connection, Request, target_problem
 from .http1_response import Responder, close_writer, refuse
 
 Handler = Callable[[Request, Responder], Awaitable[None]]
@@ -47,6 +52,8 @@ class HTTPServer:
         self.port = port
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.budget = Budget()
+        """The request bytes its connections hold between them."""
 
     @property
     def url(self) -> str:
@@ -84,7 +91,7 @@ class HTTPServer:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
-        connection = Connection(reader, writer)
+        connection = Connection(reader, writer, self.budget)
         full = self._open >= http1.MAX_CONNECTIONS
         self._open += not full
         try:
@@ -99,6 +106,7 @@ class HTTPServer:
         except asyncio.CancelledError:
             pass  # the server is closing (a stalled stream); ending quietly is the point
         finally:
+            connection.release()
             self._open -= not full
             self._tasks.discard(task)
             await close_writer(writer)
@@ -108,15 +116,14 @@ class HTTPServer:
         try:
             request = await connection.next_request()
         except BadRequest as exc:
-            self.log(f"refused a request: {exc.status} {exc}")
+            self.log(f"refused {_shown(exc.request)}: {exc.status} {exc}")
             await refuse(connection, exc.status, f"callscope: {exc}")
             return False
         if request is None:
             return False
         problem = target_problem(request, self.url)
         if problem is not None:
-            self.log(f"refused {preview(plain(request.method), 20)} "
-                     f"{preview(plain(redact_url(request.target)), 200)}: {problem[0]}")
+            self.log(f"refused {_shown(request)}: {problem[0]}")
             await refuse(connection, *problem)
             return False
         responder = Responder(connection)
@@ -125,13 +132,20 @@ class HTTPServer:
         except (ConnectionError, OSError):
             raise
         except Exception as exc:  # a handler bug must not kill the server, nor show its text
-            self.log(f"internal error answering {preview(plain(request.method), 20)} "
-                     f"{preview(plain(redact_url(request.target)), 200)}: {type(exc).__name__}")
+            self.log(f"internal error answering {_shown(request)}: {type(exc).__name__}")
             if not responder.started:
                 await refuse(connection, 500, f"callscope: internal error ({type(exc).__name__})")
             return False
         return responder.reusable and not connection.writer.is_closing() and (
             connection.h11.their_state is h11.DONE)
+
+
+def _shown(request: Request | None) -> str:
+    """A request in a log line: its method and its target redacted and escaped."""
+    if request is None:  # refused before its head was read
+        return "a request"
+    return (f"{preview(plain(request.method), 20)} "
+            f"{preview(plain(redact_url(request.target)), 200)}")
 
 
 class BackgroundServer:
