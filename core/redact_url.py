@@ -136,19 +136,23 @@ def _redact_value(value: str, also: tuple[str, ...], depth: int) -> str:
             redacted = _redact_value(decoded, also, depth + 1)
             if redacted != decoded:
                 # Written back encoded, as it came; the marker's brackets stay readable.
-                out = quote(redacted, safe="[]")
+                out = quote(redacted, safe="[]", errors="surrogatepass")  # (text may hold
+                # a lone surrogate: it is written as its bytes, never an exception)
     return out
 
 
 def _holds_params(text: str) -> bool:
-    return any(c in text for c in "?#;=%")
+    """Whether ``text`` may hold a credential a URL carries (a parameter, a user info)."""
+    return any(c in text for c in "?#;=%@:")
 
 
 @cache
 def _url_in_text() -> re.Pattern[str]:
     """An absolute URL inside text (also JSON-escaped, ``https:\\/\\/``), up to a space, a
-    quote or an angle bracket."""
-    return re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)(?:[^\s"'<>\\]|\\/)+""")
+    quote or an angle bracket. A scheme starts where a run of scheme characters does, so a
+    long run is read once, not again from each of its characters."""
+    return re.compile(r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)"""
+                      r"""(?:[^\s"'<>\\]|\\/)+""")
 
 
 @cache
@@ -156,9 +160,10 @@ def _target_in_text() -> re.Pattern[str]:
     """A relative request target inside text (``GET /v1/x?key=S``, JSON-escaped ``\\/v1``): a
     ``/`` that does not continue a word, a number, a path or a URL, then up to a space, a quote
     or an angle bracket, holding a query, a fragment or a path parameter. Prose with no such
-    ``/`` run (``is x=1? yes``) is never touched."""
-    return re.compile(r"""(?<![\w/:.%\\-])(?:/|\\/)(?:[^\s"'<>\\?#;]|\\/)*[?#;]"""
-                      r"""(?:[^\s"'<>\\]|\\/)*""")
+    ``/`` run (``is x=1? yes``) is never touched. The pattern takes the whole run, and the
+    caller keeps a run without ``?``, ``#`` or ``;`` as it is: a pattern that required one
+    would read a long run again from each ``/`` in it."""
+    return re.compile(r"""(?<![\w/:.%\\-])(?:/|\\/)(?:[^\s"'<>\\]|\\/)*""")
 
 
 def redact_urls(text: str, also: Iterable[str] = ()) -> str:
@@ -169,9 +174,13 @@ def redact_urls(text: str, also: Iterable[str] = ()) -> str:
         return text
     also = tuple(also)
     if text.startswith("/") and not any(c.isspace() for c in text):
-        return redact_url(text, also) if any(c in text for c in "?#;") else text
+        return _target(text, also)
     if "//" in text or "\\/\\/" in text:
         text = _url_in_text().sub(lambda m: redact_url(m.group(0), also), text)
     if any(c in text for c in "?#;"):
-        text = _target_in_text().sub(lambda m: redact_url(m.group(0), also), text)
+        text = _target_in_text().sub(lambda m: _target(m.group(0), also), text)
     return text
+
+
+def _target(run: str, also: tuple[str, ...]) -> str:
+    return redact_url(run, also) if any(c in run for c in "?#;") else run

@@ -180,3 +180,19 @@ def test_a_number_under_a_credential_name_is_redacted_and_counts_stay():
         "passcode": REDACTED, "account_key": REDACTED, "pins": [1234, 5678], "api_key": True,
         "max_tokens": 512, "token_count": 3, "n": 2,
         "extra": [{"name": "x-api-key", "value": REDACTED}]}
+
+
+def test_a_lone_surrogate_beside_an_encoded_secret_is_written_not_raised():
+    """Text may carry a lone surrogate (a JSON ``"\\ud800"`` the fallback reader accepts)."""
+    for out in (redact_url(f"https://h/?next=%3Fkey%3D{SECRET}%26x%3D\ud800"),
+                str(redact_headers({"Location": f"/cb?next=%3Fkey%3D{SECRET}%26x%3D\udc80"})),
+                redact_text(f"GET /cb?next=%3Fkey%3D{SECRET}%26x%3D\udc80 HTTP/1.1"),
+                str(redact_body({"m": f"/cb?next=%3Fkey%3D{SECRET}%26x%3D\udc80"}))):
+        assert not leaks(out) and REDACTED in out
+
+
+def test_a_password_nested_past_the_depth_limit_is_replaced_whole():
+    value = f"https://u:{SECRET}@h/"
+    for _ in range(MAX_NESTED_URL_DEPTH + 1):
+        value = quote(value, safe="")
+    assert not leaks(redact_url(f"https://h/?next={value}"))
