@@ -94,13 +94,15 @@ class GcPolicy:
         """After a move's paint: the collector on again, and the young collection the move's
         allocations call for, run now rather than at the next key's first allocations."""
         self._young_due = False
-        self._resume()
+        # Decide and collect while the collector is still off: once it is on, the very next
+        # allocation (the count's own tuple) would start an automatic collection of whichever
+        # generation is over its threshold, before this choice is made.
         allocated, young_collections, _ = gc.get_count()  # (young: gen-0 runs since gen 1's)
         gen0, gen1, _ = gc.get_threshold()
-        if allocated < gen0:
-            return
-        due = young_collections + max(1, allocated // gen0)
-        gc.collect(1 if due >= gen1 - YOUNG_AHEAD else 0)
+        if allocated >= gen0:
+            due = young_collections + max(1, allocated // gen0)
+            gc.collect(1 if due >= gen1 - YOUNG_AHEAD else 0)
+        self._resume()
 
     def _tick(self) -> None:
         if self._paused_at is not None and time.monotonic() - self._paused_at >= PAUSE_LIMIT:
