@@ -196,7 +196,7 @@ def sweep(source: str, chunks: Sequence[TimedBytes], harness: Harness, *, protoc
     report = SweepReport(source, read_as, len(data), gate)
     inferred = declared_or_inferred(tools, gate)
     if inferred:
-        tools = ToolSet(inferred)
+        tools = ToolSet(inferred, request=tools.request)
         report.inferred_tools = inferred
         gate, _ = gate_full(recorded, protocol, tools, limits)
         report.gate = gate

@@ -56,7 +56,7 @@ def check_session(harness: Harness, session: str | Path | Session, *,
     source = str(session) if not isinstance(session, Session) else (session.path or "session")
     definitions = list(tools) if tools is not None else declared_tools(loaded)
     try:
-        toolset = ToolSet(definitions)
+        toolset = ToolSet(definitions, request=(loaded.header.request or {}).get("body"))
     except CallscopeError as exc:
         raise CallscopeError(f"{source}: tool definitions: {exc}") from None
     chunks: list[TimedBytes] = []

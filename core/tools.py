@@ -25,6 +25,7 @@ Every tool needs a name, a non-empty string. A bad definition raises
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from copy import copy
 from typing import Any
 
 import orjson
@@ -177,9 +178,14 @@ def _quoted(value: object) -> str:
 
 
 class ToolSet:
-    """The tools a turn may call, with compiled validators."""
+    """The tools a turn may call, with compiled validators, and the request body they were
+    declared in: what the gate checks a call against."""
 
-    def __init__(self, definitions: Iterable[dict[str, Any]] = ()) -> None:
+    def __init__(self, definitions: Iterable[dict[str, Any]] = (), *,
+                 request: Any = None) -> None:
+        self.request: Any = request
+        """The request body, when known (any JSON: untrusted); the gate reads the output-token
+        limit it sets (rule ``tokens-spent``, :class:`.providers.budget.TokenBudget`)."""
         self.tools: dict[str, Tool] = {}
         self._validators: dict[str, Any] = {}
         self._where: dict[str, str] = {}
@@ -208,6 +214,13 @@ class ToolSet:
         self.tools[tool.name] = tool
         self._validators[tool.name] = validator
         self._where[tool.name] = where
+
+    def with_request(self, request: Any) -> ToolSet:
+        """These tools, declared in ``request`` (a ``--tools`` file's, used for a session whose
+        header holds the request): the validators are shared."""
+        twin = copy(self)
+        twin.request = request
+        return twin
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools

@@ -70,8 +70,8 @@ def test_gate_reasons_and_order(stream, action, reason):
 
 def test_gate_table_is_in_the_documented_order():
     assert [rule.id for rule in RULES] == [
-        "limit", "failed", "no-terminal", "stop-cut", "not-closed", "call-cut", "disputed",
-        "unreadable", "json", "depth", "not-object", "ambiguous-tool", "schema", "server-tool",
+        "limit", "failed", "no-terminal", "stop-cut", "tokens-spent", "not-closed", "call-cut",
+        "disputed", "unreadable", "json", "depth", "not-object", "ambiguous-tool", "schema", "server-tool",
         "unknown-tool"]
 
 

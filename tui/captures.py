@@ -249,9 +249,9 @@ class ProxyApp(ListingApp):
         header = message.header
         body = (header.request or {}).get("body")
         try:
-            tools = ToolSet(tools_from_request(body))
+            tools = ToolSet(tools_from_request(body), request=body)
         except CallscopeError:  # broken tool definitions: the gate checks without schemas
-            tools = ToolSet()
+            tools = ToolSet(request=body)
         capture = Capture(len(self.captures) + 1, message.path, header,
                           Timeline.live(header.protocol, tools), redact_url(self.upstream))
         self.captures[message.path] = capture

@@ -56,6 +56,9 @@ class LoadedInput:
         if not definitions and isinstance(request, dict):
             definitions = tools_from_request(request.get("body"))
         self.tool_definitions = definitions
+        self.request_body: Any = request.get("body") if isinstance(request, dict) else None
+        """The recorded request's body, when the header holds one (its output-token limit is
+        one of the gate's rules)."""
 
     def chunks(self) -> Iterator[TimedBytes]:
         for chunk in self.session.chunks():
@@ -103,9 +106,9 @@ def toolset_for(loaded: LoadedInput, override: list[dict[str, Any]] | None) -> T
     """The tools of ``loaded``: ``override`` (from :func:`load_tools`, which checked them) or
     its header's own, whose errors name the input and the header's line."""
     if override is not None:
-        return ToolSet(override)
+        return ToolSet(override, request=loaded.request_body)
     try:
-        return ToolSet(loaded.tool_definitions)
+        return ToolSet(loaded.tool_definitions, request=loaded.request_body)
     except CallscopeError as exc:
         raise InputError(loaded.path, f"tool definitions: {exc}",
                          line=_header_line(loaded.path)) from None

@@ -120,7 +120,8 @@ def _load(path: str, override: ToolSet | None, limits: Limits) -> tuple[
     refuses it), the protocol its header names, the tools it is checked against."""
     loaded = LoadedInput(path)
     chunks = loaded.held(limits.max_session_bytes, note=False)  # (its ending is in its row)
-    tools = override if override is not None else toolset_for(loaded, None)
+    tools = override.with_request(loaded.request_body) if override is not None \
+        else toolset_for(loaded, None)
     return chunks, loaded.protocol, tools, loaded.session
 
 

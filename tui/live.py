@@ -75,7 +75,7 @@ class LiveApp(CallscopeApp):
     def __init__(self, request: LiveRequest, path: str, *, timeout: float = 120.0,
                  note: str | None = None, keymap: Mapping[str, str] | None = None) -> None:
         """``keymap``: the keys remapped (the one an earlier ``--keymap`` saved)."""
-        tools = ToolSet(request.tools)
+        tools = ToolSet(request.tools, request=request.body)
         stream = Timeline.live(request.protocol, tools)
         super().__init__([], source=path, protocol=request.protocol, tools=tools, note=note,
                          timeline=stream, keymap=keymap)

@@ -163,7 +163,7 @@ def _live_table(request: LiveRequest, path: str, timeout: float, out: TextIO) ->
     from ..net.live import record
     from .table import TableWriter
 
-    engine = Engine(request.protocol, ToolSet(request.tools))
+    engine = Engine(request.protocol, ToolSet(request.tools, request=request.body))
     table = TableWriter(out, f"live {request.protocol} {redact_url(request.url)}")
 
     def on_chunk(chunk: Chunk) -> None:

@@ -16,6 +16,7 @@ from msgspec import Struct
 
 from ..call_buffer import CallBuffer
 from ..calls import TurnState
+from ..providers import SPECS
 from ..tools import ToolSet
 from .parse import Parsed, parse_error
 
@@ -71,6 +72,18 @@ def _no_terminal(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | 
 def _stop_cut(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
     cut_by = ctx.turn.cut_by
     return None if cut_by is None else f"the provider says the output was cut ({cut_by.reason})"
+
+
+def _tokens_spent(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
+    spec = SPECS.get(ctx.turn.protocol)
+    budget = spec.token_budget if spec is not None else None
+    overrun = budget.overrun(ctx.tools.request, ctx.turn.usage) if budget is not None else None
+    if overrun is None:
+        return None
+    used, limit = overrun
+    stop = ctx.turn.stop.reason if ctx.turn.stop is not None else "none"
+    return (f"the usage reports {used} output tokens, the request's limit of {limit}: the "
+            f"output was cut there, whatever the stop reason ({stop}) says")[:200]
 
 
 def _not_closed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
@@ -147,6 +160,9 @@ RULES: tuple[Rule, ...] = (
     Rule("no-terminal", "truncated", "The provider's terminal signal never came.", _no_terminal),
     Rule("stop-cut", "truncated", "A stop reason says the output was cut (length, max_tokens, "
          "incomplete, MAX_TOKENS).", _stop_cut),
+    Rule("tokens-spent", "truncated", "The usage the provider reports reaches the output-token "
+         "limit the request set: the output was cut, whatever the stop reason says.",
+         _tokens_spent),
     Rule("not-closed", "truncated", "The provider never closed this call.", _not_closed),
     Rule("call-cut", "truncated", "The call was closed without the provider vouching it is whole "
          "(the stream ended first, it was marked incomplete, or another message replaced it).",

@@ -6,6 +6,8 @@ README equal to what this module makes, so the documentation cannot drift from t
 
 from __future__ import annotations
 
+from ..providers import SPECS
+from ..providers.budget import Path
 from .codes import Code, Effect
 from .rules import RULES
 
@@ -34,6 +36,21 @@ def codes_table() -> str:
     return "\n".join(rows)
 
 
+def _paths(paths: tuple[Path, ...], joiner: str) -> str:
+    return joiner.join(f"`{'.'.join(path)}`" for path in paths) or "none"
+
+
+def budgets_table() -> str:
+    rows = ["| protocol | the request's limit (the smallest set binds) | the output tokens counted "
+            "(summed) |", "|---|---|---|"]
+    for name, spec in SPECS.items():
+        budget = spec.token_budget
+        if budget is not None:
+            rows.append(f"| `{name}` | {_paths(budget.limits, ', ')} | "
+                        f"{_paths(budget.spent, ' + ')} |")
+    return "\n".join(rows)
+
+
 def section() -> str:
     """Everything between the README's markers, markers included."""
     counts = ", ".join(f"{sum(1 for c in Code if c.effect is e)} {e}" for e in _EFFECT_ORDER)
@@ -43,6 +60,10 @@ def section() -> str:
         "decision names it (`rule` in `replay --json`, the decision log, the call detail and "
         "exports). A call no rule refuses executes.",
         rules_table(),
+        "Rule `tokens-spent` reads each protocol's output-token budget (`token_budget` in its "
+        "spec, `core/providers/specs/`): the limit in the recorded request's body, and the "
+        "usage the stream reports before its terminal signal.",
+        budgets_table(),
         f"Every anomaly code (`core/gate/codes.py`: {len(Code)} codes; {counts}). An anomaly "
         "reaches the gate only through its declared effect: `disputes` refuses the call it names "
         "(rule `disputed`), `unreadable` refuses every call of the turn (rule `unreadable`), "

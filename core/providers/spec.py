@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from msgspec import Struct
 
 from ..frame import Frame
+from .budget import TokenBudget
 
 if TYPE_CHECKING:
     from .base import ProtocolReader
@@ -133,6 +134,9 @@ class ProtocolSpec(Struct, frozen=True):
     error_headers: Callable[[int, dict[str, Any]], list[tuple[str, str]]] = lambda status, body: []
     """(status, the body :attr:`error_body` made) -> the headers the provider sends with that
     error (request id, ``retry-after``, ``x-should-retry``: see :mod:`.http_errors`)."""
+    token_budget: TokenBudget | None = None
+    """Where a request limits the output tokens and the usage counts them (rule
+    ``tokens-spent``); None: the protocol reports no count the gate can hold to a limit."""
 
     def reader_class(self) -> type[ProtocolReader]:
         """The reader class, imported now (and cached by the import system)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..budget import TokenBudget
 from ..http_errors import ErrorShape, request_id, retry_headers, retryable, shape_for
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, payload_type
 
@@ -104,4 +105,6 @@ SPEC = ProtocolSpec(
     live=LiveShape(("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
                    "/v1/messages", auth, body, tool, system=system, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_anthropic", b"\n", "claude-sonnet-4-20250514", ""),
+    # Thinking counts in output_tokens and against max_tokens.
+    token_budget=TokenBudget(limits=(("max_tokens",),), spent=(("output_tokens",),)),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..budget import TokenBudget
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, bearer
 
 EVENT_TYPES = frozenset({
@@ -79,4 +80,8 @@ SPEC = ProtocolSpec(
     framing="aws-eventstream",
     stream_default=True,
     content_type="application/vnd.amazon.eventstream",
+    # The usage comes in `metadata`, after the terminal messageStop: the gate has
+    # decided by then, so this budget is shown, never read by a decision (docs/gate.md).
+    token_budget=TokenBudget(limits=(("inferenceConfig", "maxTokens"),),
+                             spent=(("outputTokens",),)),
 )

@@ -41,4 +41,5 @@ SPEC = ProtocolSpec(
     framing="aws-eventstream",
     stream_default=True,
     content_type="application/vnd.amazon.eventstream",
+    token_budget=anthropic.SPEC.token_budget,  # the body and the usage are Anthropic's
 )

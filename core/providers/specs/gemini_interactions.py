@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..budget import TokenBudget
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, function_tool, input_body
 from .gemini_generate import GEMINI_BASE, GEMINI_BASE_ENV, GEMINI_KEYS, error_body, google_auth
 
@@ -40,4 +41,6 @@ SPEC = ProtocolSpec(
     live=LiveShape(GEMINI_KEYS, GEMINI_BASE_ENV, GEMINI_BASE, "/v1beta/interactions", google_auth,
                    input_body, function_tool),
     synthetic=Synthetic("synth_wire:encode_interactions", b"\n", "gemini-2.5-flash", ""),
+    token_budget=TokenBudget(limits=(("generation_config", "max_output_tokens"),),
+                             spent=(("total_output_tokens",), ("total_thought_tokens",))),
 )

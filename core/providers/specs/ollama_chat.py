@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..budget import TokenBudget
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic
 from . import openai_chat
 
@@ -59,4 +60,6 @@ SPEC = ProtocolSpec(
     framing="ndjson",
     stream_default=True,
     content_type="application/x-ndjson",
+    # num_predict -1 (no limit) or -2 (fill the context) sets no limit.
+    token_budget=TokenBudget(limits=(("options", "num_predict"),), spent=(("eval_count",),)),
 )

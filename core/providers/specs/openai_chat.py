@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..budget import TokenBudget
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic, bearer
 from .openai_responses import OPENAI_BASE, OPENAI_KEYS, error_body, error_headers
 
@@ -61,4 +62,7 @@ SPEC = ProtocolSpec(
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/chat/completions", bearer, body,
                    tool, system=system, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_chat", b"\n", "gpt-4o-2024-08-06", "{}"),
+    # Reasoning tokens count in completion_tokens and against either limit.
+    token_budget=TokenBudget(limits=(("max_completion_tokens",), ("max_tokens",)),
+                             spent=(("completion_tokens",),)),
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
+from ..budget import TokenBudget
 from ..http_errors import ErrorShape, request_id, retry_headers, shape_for
 from ..spec import (
     CUT,
@@ -100,4 +101,6 @@ SPEC = ProtocolSpec(
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/responses", bearer, input_body,
                    function_tool, system=instructions, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_responses", b"\n", "gpt-5-2025-08-07", "{}"),
+    # Reasoning tokens count in output_tokens and against max_output_tokens.
+    token_budget=TokenBudget(limits=(("max_output_tokens",),), spent=(("output_tokens",),)),
 )

@@ -1,0 +1,61 @@
+"""A protocol's output-token budget: where a request sets its limit, where a stream reports
+what it spent. The gate's rule ``tokens-spent`` reads them (a stop reason can say the turn
+ended well while the output ran into the limit: a server that rewrites ``length`` into
+``tool_calls`` would otherwise execute a call cut mid-arguments).
+
+Data only: each spec declares its paths (:attr:`.ProtocolSpec.token_budget`); nothing here
+knows a protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from msgspec import Struct
+
+Path = tuple[str, ...]
+
+
+def _at(value: Any, path: Path) -> Any:
+    for name in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(name)
+    return value
+
+
+def _count(value: Any) -> int | None:
+    """A token count is a non-negative integer (``True`` is not one)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+class TokenBudget(Struct, frozen=True):
+    """Where one protocol's request limits the output tokens and its usage counts them."""
+
+    limits: tuple[Path, ...]
+    """Paths into the request body to an output-token limit. When several are set (Chat's
+    ``max_tokens`` beside ``max_completion_tokens``), the smallest binds. A value that is not
+    a positive integer sets no limit (Ollama's ``num_predict`` -1 means unlimited)."""
+    spent: tuple[Path, ...]
+    """Paths into the usage the stream reports, summed: the tokens counted against that limit
+    (Gemini counts thoughts against ``maxOutputTokens`` beside the candidates' tokens)."""
+
+    def limit(self, body: Any) -> int | None:
+        """The output-token limit ``body`` sets, or None."""
+        found = [n for n in (_count(_at(body, path)) for path in self.limits) if n]
+        return min(found) if found else None
+
+    def used(self, usage: Mapping[str, Any]) -> int | None:
+        """The tokens ``usage`` counts against the limit, or None when it counts none."""
+        found = [n for n in (_count(_at(usage, path)) for path in self.spent) if n is not None]
+        return sum(found) if found else None
+
+    def overrun(self, body: Any, usage: Mapping[str, Any]) -> tuple[int, int] | None:
+        """(spent, limit) when the reported usage reaches the request's limit, else None."""
+        limit = self.limit(body)
+        if limit is None:
+            return None
+        used = self.used(usage)
+        return (used, limit) if used is not None and used >= limit else None

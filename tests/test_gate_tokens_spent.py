@@ -1,0 +1,158 @@
+"""Rule ``tokens-spent``: a turn whose reported output tokens reach the request's limit is
+cut, whatever its stop reason says; below the limit, or with no limit or no count, the rule
+says nothing. Each protocol's paths are data (:class:`TokenBudget` in its spec)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from callscope.core.check import check_input
+from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
+from callscope.core.engine import DecisionStep, Engine
+from callscope.core.gate.rules import RULES
+from callscope.core.providers import SPECS
+from callscope.core.providers.budget import TokenBudget
+from callscope.core.replay import replay
+from callscope.core.session import open_input
+from callscope.core.tools import ToolSet, tools_from_request
+
+SESSIONS = Path(__file__).resolve().parent.parent / "sessions"
+
+WRITE_TOOL = {"type": "function", "function": {"name": "write_file", "parameters": {
+    "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    "required": ["path", "content"]}}}
+
+
+def chat_stream(arguments: str, *, completion_tokens: int, finish: str = "tool_calls") -> bytes:
+    """A Chat stream whose server rewrote the finish reason: the arguments close as JSON, the
+    content inside them is cut (vllm-project/vllm#53269)."""
+    def chunk(payload: dict[str, Any]) -> str:
+        return "data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", **payload}) \
+            + "\n\n"
+
+    call = {"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "write_file", "arguments": arguments}}
+    return "".join([
+        chunk({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]},
+                            "finish_reason": None}]}),
+        chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+        chunk({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens":
+                                        completion_tokens, "total_tokens": 50 + completion_tokens}}),
+        "data: [DONE]\n\n",
+    ]).encode()
+
+
+CUT_CODE = json.dumps({"path": "a.py", "content": "def f():\n    retu"})
+
+
+def decisions(data: bytes, tools: ToolSet, protocol: str | None = None) -> list[Any]:
+    return [s.decision for s in replay([(0.0, data)], protocol=protocol, tools=tools)
+            if isinstance(s, DecisionStep)]
+
+
+@pytest.mark.parametrize("body, action", [
+    ({"max_completion_tokens": 16}, "refuse"),
+    ({"max_tokens": 16}, "refuse"),
+    ({"max_tokens": 4096, "max_completion_tokens": 16}, "refuse"),  # (the smaller binds)
+    ({"max_completion_tokens": 17}, "execute"),
+    ({"max_completion_tokens": 0}, "execute"),  # (not a limit)
+    ({"max_completion_tokens": True}, "execute"),
+    ({"max_completion_tokens": "16"}, "execute"),
+    ({}, "execute"),
+    (None, "execute"),
+    ("not an object", "execute"),
+])
+def test_a_finish_reason_that_lies_is_refused_when_the_usage_reaches_the_limit(body, action):
+    [decision] = decisions(chat_stream(CUT_CODE, completion_tokens=16),
+                           ToolSet([WRITE_TOOL], request=body))
+    assert decision.action == action, decision.detail
+    if action == "refuse":
+        assert (decision.reason, decision.rule) == ("truncated", "tokens-spent")
+        assert "16 output tokens" in decision.detail and "tool_calls" in decision.detail
+
+
+def test_the_rule_comes_after_the_stop_reason_and_before_the_calls_own_evidence():
+    order = [rule.id for rule in RULES]
+    assert order.index("stop-cut") < order.index("tokens-spent") < order.index("not-closed")
+    # a turn both cut by its stop reason and over its budget names the stop reason
+    [decision] = decisions(chat_stream(CUT_CODE, completion_tokens=16, finish="length"),
+                           ToolSet([WRITE_TOOL], request={"max_tokens": 16}))
+    assert decision.rule == "stop-cut"
+
+
+def test_check_finds_no_cut_of_the_lying_stream_that_executes():
+    """Every cut offset and chunking of the stream: nothing executes (the whole stream is
+    over its budget; a cut one never had its terminal signal)."""
+    data = chat_stream(CUT_CODE, completion_tokens=16)
+    report = check_input("lying", [(0.0, data)], protocol="openai-chat",
+                         tools=ToolSet([WRITE_TOOL], request={"max_completion_tokens": 16}))
+    assert report.ok, report.violations
+    assert (report.executed, report.refused) == (0, 1) and report.cuts >= len(data)
+
+
+def _session_with_limit(protocol: str, delta: int) -> tuple[bytes, ToolSet, int]:
+    """The bundled single call of ``protocol``, its request's limit set to the output tokens
+    the stream reports plus ``delta``."""
+    session = open_input(str(SESSIONS / protocol / "single_call.jsonl"))
+    data = b"".join(chunk.data for chunk in session.chunks())
+    body = json.loads(json.dumps((session.header.request or {}).get("body") or {}))
+    budget = SPECS[protocol].token_budget
+    assert budget is not None
+    tools = ToolSet(tools_from_request(body) or DEMO_TOOL_DEFINITIONS)
+    engine = Engine(protocol, tools)
+    engine.feed(data)
+    engine.close()
+    used = budget.used(engine.state.usage)
+    assert used is not None, f"{protocol}: the bundled stream reports no output count"
+    place = body
+    *parents, last = budget.limits[0]
+    for name in parents:
+        place = place.setdefault(name, {})
+    place[last] = used + delta
+    return data, tools.with_request(body), used
+
+
+USAGE_BEFORE_TERMINAL = sorted(set(SPECS) - {"bedrock-converse"})
+
+
+@pytest.mark.parametrize("protocol", USAGE_BEFORE_TERMINAL)
+def test_every_protocol_reads_its_limit_and_its_count(protocol):
+    data, tools, used = _session_with_limit(protocol, 0)
+    [decision] = decisions(data, tools, protocol)
+    assert (decision.action, decision.rule) == ("refuse", "tokens-spent"), decision.detail
+    assert f"{used} output tokens" in decision.detail
+    data, tools, _ = _session_with_limit(protocol, 1)
+    [decision] = decisions(data, tools, protocol)
+    assert decision.action == "execute", decision.detail
+
+
+def test_bedrock_converse_reports_its_usage_after_the_decision():
+    """Converse's usage is in ``metadata``, after the terminal ``messageStop``: the call is
+    decided before the count exists (docs: the gate's output-token budgets)."""
+    data, tools, _ = _session_with_limit("bedrock-converse", 0)
+    [decision] = decisions(data, tools, "bedrock-converse")
+    assert decision.action == "execute"
+
+
+def test_every_protocol_declares_a_budget():
+    assert all(spec.token_budget is not None for spec in SPECS.values())
+
+
+@pytest.mark.parametrize("body, limit", [
+    ({"a": 5}, 5), ({"a": 5, "b": {"c": 3}}, 3), ({"a": -1}, None), ({"a": 0}, None),
+    ({"a": 2.0}, None), ({"a": False}, None), ({"b": [1]}, None), ({"b": {"c": None}}, None),
+    ([], None), (None, None), ({"b": 7}, None),
+])
+def test_a_limit_is_the_smallest_positive_integer_set(body, limit):
+    assert TokenBudget(limits=(("a",), ("b", "c")), spent=()).limit(body) == limit
+
+
+@pytest.mark.parametrize("usage, used", [
+    ({"x": 3, "y": 4}, 7), ({"x": 3}, 3), ({"y": 0}, 0), ({}, None), ({"x": "3"}, None),
+    ({"x": -2, "y": 1}, 1), ({"x": True}, None),
+])
+def test_the_count_sums_what_is_reported(usage, used):
+    assert TokenBudget(limits=(), spent=(("x",), ("y",))).used(usage) == used
