@@ -4,12 +4,21 @@ replaced by ``[REDACTED]``. The body and header rules build on this (:mod:`.reda
 
 A URL is redacted wherever a credential can sit in it:
 
-* a password in the user info (``https://user:PASS@host``);
-* a path segment's matrix parameters (``/v1/models;key=SECRET/x``);
+* the user info after every ``//`` (``https://user:PASS@host``, protocol-relative
+  ``//user:PASS@host``): the password, or the user when there is no password (a token given
+  as the user name, ``https://ghp_TOKEN@github.com``); a password holding ``/``, ``#`` or
+  ``?`` is read to its ``@``;
+* a path segment's matrix parameters (``/v1/models;key=SECRET/x``), and a target that starts
+  with a parameter list (``key=SECRET;a=1``, ``key=SECRET|https://x/``);
 * the query and the ``#fragment`` (OAuth's implicit flow returns ``#access_token=...``), the
   pairs separated by ``&`` or ``;``;
-* a URL, a request target or a parameter list held in a parameter's value, raw or
-  percent-encoded (``?next=https%3A%2F%2Fo%2F%3Fkey%3DSECRET``), judged by the same rules.
+* a URL, a request target or a parameter list held in a parameter's value (a matrix
+  parameter's too) or in a parameter with no ``=`` (``?key%3DSECRET``), raw or percent-encoded
+  (``?next=https%3A%2F%2Fo%2F%3Fkey%3DSECRET``), judged by the same rules.
+
+In text, every run of URL characters that holds ``?``, ``#``, ``;`` or ``//`` is read as a URL,
+with or without a scheme or a leading ``/`` (``host/v1?key=S``, ``callback?access_token=S``,
+``<p?key=S>; rel=next``, ``0;url=cb?token=S``), also JSON-escaped (``\\/``, ``\\u0026``).
 
 The rest of the URL keeps its exact spelling; a value that held a secret under percent-encoding
 is written back percent-encoded, with ``[REDACTED]`` in place of the secret.
@@ -65,22 +74,44 @@ def secret_name(name: str, also: Iterable[str] = ()) -> bool:
 
 def redact_url(url: str, also: Iterable[str] = ()) -> str:
     """The URL with its credentials redacted (see the module's rules); ``also``: more parameter
-    names that hold one. Works on the text, so the rest keeps its exact spelling."""
-    return _redact_url(url, tuple(also), 0)
+    names that hold one. Works on the text, so the rest keeps its exact spelling. A URL written
+    inside JSON text (``https:\\/\\/h\\/?a=1\\u0026key=S``, Go escapes ``&``) is judged as the
+    URL it stands for; when something was redacted, each character that came escaped is written
+    escaped again."""
+    also = tuple(also)
+    if "\\" not in url:
+        return _redact_url(url, also, 0)
+    escapes = _json_escape()
+    decoded = escapes.sub(lambda m: _unescaped(m.group(0)), url)
+    if decoded == url:
+        return _redact_url(url, also, 0)
+    out = _redact_url(decoded, also, 0)
+    if out == decoded:
+        return url
+    return out.translate({ord(_unescaped(e)): e for e in escapes.findall(url)})
+
+
+@cache
+def _json_escape() -> re.Pattern[str]:
+    """The JSON escapes of the characters a URL is split at (``\\/`` and ``\\u00XX`` for
+    ``# % & / : ; = ? @``): text that holds JSON escapes them, and they must not hide a pair."""
+    return re.compile(r"\\/|\\u00(?:2[356fF]|3[abdfABDF]|40)")
+
+
+def _unescaped(escape: str) -> str:
+    return "/" if escape == "\\/" else chr(int(escape[2:], 16))
 
 
 def _redact_url(url: str, also: tuple[str, ...], depth: int) -> str:
+    url = _redact_userinfo(url)
     rest, hash_, fragment = url.partition("#")
     base, question, query = rest.partition("?")
-    scheme, sep, after = base.partition("://")
-    if sep:
-        authority, slash, path = after.partition("/")
-        userinfo, at, host = authority.rpartition("@")
-        if at and ":" in userinfo:
-            authority = userinfo.split(":", 1)[0] + ":" + REDACTED + "@" + host
-        base = f"{scheme}://{authority}{slash}{_redact_matrix(path, also)}"
+    if "=" in base.partition("/")[0]:
+        # A target that starts with a parameter list, as a decoded value may (``key=S;a=1``,
+        # ``key=S|https://x/``): read as one, so its first pair is judged too.
+        base = _redact_params(base, also, depth, bare=False)
     else:
-        base = _redact_matrix(base, also)
+        base = _redact_matrix(base, also, depth)
     if question:
         base = f"{base}?{_redact_params(query, also, depth, bare=True)}"
     if hash_:
@@ -91,31 +122,87 @@ def _redact_url(url: str, also: tuple[str, ...], depth: int) -> str:
 
 
 @cache
+def _authority_end() -> re.Pattern[str]:
+    return re.compile(r"[/?#]|$")
+
+
+def _redact_userinfo(url: str) -> str:
+    """``url`` with the user info after each ``//`` redacted: the password of ``user:PASS@``,
+    the whole of ``USER@`` (a token may be given as the user name). RFC 3986 allows no ``/``,
+    ``?`` or ``#`` in a password, but people write them: an authority whose ``:`` is followed
+    by no port (not digits) runs to the next ``@``. Each ``@`` search starts where the last one
+    ended, so a run of ``//`` is read once."""
+    if "@" not in url or "//" not in url:
+        return url
+    out: list[str] = []
+    at = 0
+    next_at = -2  # the first "@" at or after the last search's start; -1: none; -2: not sought
+    ends = _authority_end()
+    for slashes in re.finditer("//", url):
+        start = slashes.end()
+        if start < at:
+            continue
+        end = ends.search(url, start).start()  # type: ignore[union-attr]  # ($ always matches)
+        authority = url[start:end]
+        if "@" in authority:
+            info_end = start + authority.rindex("@")
+        else:
+            _, colon, port = authority.partition(":")
+            if not colon or port.isdigit() or not port or authority.startswith("["):
+                continue
+            if next_at == -2 or 0 <= next_at < end:
+                next_at = url.find("@", end)
+            if next_at < 0:
+                continue
+            info_end = next_at
+        user, colon, _ = url[start:info_end].partition(":")
+        out.append(url[at:start])
+        out.append(f"{user}:{REDACTED}" if colon else REDACTED)
+        at = info_end
+    out.append(url[at:])
+    return "".join(out)
+
+
+@cache
 def _matrix_param() -> re.Pattern[str]:
     """A path segment's ``;name=value`` parameter (RFC 3986 leaves ``;`` in a segment to the
     server, and matrix-parameter servers read it as a pair)."""
     return re.compile(r";([^;/=]*)=([^;/]*)")
 
 
-def _redact_matrix(path: str, also: tuple[str, ...]) -> str:
+def _redact_matrix(path: str, also: tuple[str, ...], depth: int) -> str:
+    """Each credential matrix parameter's value redacted, every other value looked into
+    (:func:`_redact_value`) as a query parameter's is."""
     if ";" not in path:
         return path
-    return _matrix_param().sub(
-        lambda m: f";{m.group(1)}={REDACTED}" if secret_name(unquote(m.group(1)), also)
-        else m.group(0), path)
+
+    def one(m: re.Match[str]) -> str:
+        name, value = m.group(1), m.group(2)
+        if secret_name(unquote(name), also):
+            return f";{name}={REDACTED}"
+        return f";{name}={_redact_value(value, also, depth + 1)}" if value else m.group(0)
+    return _matrix_param().sub(one, path)
 
 
 def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool) -> str:
     """``name=value`` parameters separated by ``&`` or ``;``, each credential's value redacted,
-    every other value looked into (:func:`_redact_value`) and every separator kept; ``bare``: a
-    name with no ``=`` is redacted too (``?apikey``)."""
+    every other value looked into (:func:`_redact_value`) and every separator kept. A part with no
+    ``=`` is looked into as a value when its decoding holds a pair or a URL (``key%3DSECRET``);
+    else, when ``bare``, it is redacted if its name is a credential's (``?apikey``)."""
     parts = re.split(r"([&;])", params)
     for i in range(0, len(parts), 2):  # (the odd items are the separators)
         name, equals, value = parts[i].partition("=")
-        if (equals or bare) and secret_name(unquote_plus(name), also):
-            parts[i] = f"{name}={REDACTED}"
-        elif equals and value:
-            parts[i] = f"{name}={_redact_value(value, also, depth + 1)}"
+        if equals:
+            if secret_name(unquote_plus(name), also):
+                parts[i] = f"{name}={REDACTED}"
+            elif value:
+                parts[i] = f"{name}={_redact_value(value, also, depth + 1)}"
+        elif name:
+            decoded = unquote_plus(name)
+            if decoded != name and _holds_params(decoded):
+                parts[i] = _redact_value(name, also, depth + 1)
+            elif bare and secret_name(decoded, also):
+                parts[i] = f"{name}={REDACTED}"
     return "".join(parts)
 
 
@@ -126,7 +213,7 @@ def _redact_value(value: str, also: tuple[str, ...], depth: int) -> str:
     if depth > MAX_NESTED_URL_DEPTH:
         return REDACTED if _holds_params(unquote_plus(value)) else value
     out = value
-    if "?" in value or "#" in value or ";" in value or "://" in value:
+    if "?" in value or "#" in value or ";" in value or "//" in value:
         out = _redact_url(value, also, depth)
     elif "=" in value:
         out = _redact_params(value, also, depth, bare=False)
@@ -147,40 +234,28 @@ def _holds_params(text: str) -> bool:
 
 
 @cache
-def _url_in_text() -> re.Pattern[str]:
-    """An absolute URL inside text (also JSON-escaped, ``https:\\/\\/``), up to a space, a
-    quote or an angle bracket. A scheme starts where a run of scheme characters does, so a
-    long run is read once, not again from each of its characters."""
-    return re.compile(r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)"""
-                      r"""(?:[^\s"'<>\\]|\\/)+""")
-
-
-@cache
-def _target_in_text() -> re.Pattern[str]:
-    """A relative request target inside text (``GET /v1/x?key=S``, JSON-escaped ``\\/v1``): a
-    ``/`` that does not continue a word, a number, a path or a URL, then up to a space, a quote
-    or an angle bracket, holding a query, a fragment or a path parameter. Prose with no such
-    ``/`` run (``is x=1? yes``) is never touched. The pattern takes the whole run, and the
-    caller keeps a run without ``?``, ``#`` or ``;`` as it is: a pattern that required one
-    would read a long run again from each ``/`` in it."""
-    return re.compile(r"""(?<![\w/:.%\\-])(?:/|\\/)(?:[^\s"'<>\\]|\\/)*""")
+def _run_in_text() -> re.Pattern[str]:
+    """A run of URL characters inside text: up to a space, a quote, an angle bracket or a
+    backslash that is not a JSON escape of a URL character (:func:`_json_escape`). Runs do not
+    overlap, so the text is read once."""
+    return re.compile(r"""(?:[^\s"'<>\\]|\\/|\\u00(?:2[356fF]|3[abdfABDF]|40))+""")
 
 
 def redact_urls(text: str, also: Iterable[str] = ()) -> str:
-    """``text`` with every URL and every relative request target in it redacted
-    (:func:`redact_url`); a whole string that is a request target is one URL. The rest keeps
-    its exact spelling."""
-    if "/" not in text:
+    """``text`` with every URL and every request target in it redacted (:func:`redact_url`): each
+    run of URL characters (:func:`_run_in_text`) that holds ``?``, ``#``, ``;`` or ``//`` (maybe
+    JSON-escaped) is one, with or without a scheme or a leading ``/``; a whole string with no
+    space that starts with ``/`` is one URL. Prose with no such run (``is x=1? yes``) is never
+    changed; the rest keeps its exact spelling."""
+    if not any(c in text for c in "?#;/\\"):
         return text
     also = tuple(also)
     if text.startswith("/") and not any(c.isspace() for c in text):
         return _target(text, also)
-    if "//" in text or "\\/\\/" in text:
-        text = _url_in_text().sub(lambda m: redact_url(m.group(0), also), text)
-    if any(c in text for c in "?#;"):
-        text = _target_in_text().sub(lambda m: _target(m.group(0), also), text)
-    return text
+    return _run_in_text().sub(lambda m: _target(m.group(0), also), text)
 
 
 def _target(run: str, also: tuple[str, ...]) -> str:
-    return redact_url(run, also) if any(c in run for c in "?#;") else run
+    if any(c in run for c in "?#;") or "//" in run or "\\u00" in run or "\\/\\/" in run:
+        return redact_url(run, also)
+    return run

@@ -1,0 +1,168 @@
+"""Redaction of the credentials an adversarial review found leaking: targets with no scheme and
+no leading ``/`` in a header or in text, URLs inside JSON text (``\\/``, Go's ``\\u0026``), user
+info of every shape, parameter lists hidden in a value, and the text and request shapes of
+:mod:`test_redact_hostile` that still let a secret through. Each case leaked before its fix."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_plus
+
+import pytest
+from callscope.core.redact import REDACTED, redact_body, redact_headers, redact_text, redact_url
+from callscope.core.redact_url import redact_urls
+
+SECRET = "sk-LEAKED9913"
+
+
+def leaks(text: object) -> bool:
+    """Whether the secret shows in ``text`` or in any percent-decoding of it."""
+    seen = str(text)
+    for _ in range(12):
+        if SECRET in seen:
+            return True
+        decoded = unquote_plus(seen)
+        if decoded == seen:
+            return False
+        seen = decoded
+    return True
+
+
+# -- 1. a target with no scheme and no leading "/" --------------------------------------------
+
+@pytest.mark.parametrize("name, value", [
+    ("Location", f"host.example/v1?key={SECRET}"),
+    ("Location", f"./x?key={SECRET}"),
+    ("Location", f"callback?access_token={SECRET}"),
+    ("Location", f"?access_token={SECRET}"),
+    ("Content-Location", f"../up?api_key={SECRET}&x=1"),
+    ("Link", f"<p?key={SECRET}>; rel=next"),
+    ("Link", f'<https://h/a?x=1>; rel=prev, <b?sig={SECRET}>; rel="next"'),
+    ("Refresh", f"0;url=cb?token={SECRET}"),
+    ("X-Forwarded-Uri", f"cb#access_token={SECRET}"),
+])
+def test_a_scheme_less_target_in_a_header_value_is_redacted(name, value):
+    out = redact_headers({name: value})[name]
+    assert not leaks(out), out
+    assert REDACTED in out
+
+
+def test_a_scheme_less_target_keeps_the_rest_of_the_value():
+    assert (redact_headers({"Link": f"<p?key={SECRET}>; rel=next"})
+            == {"Link": f"<p?key={REDACTED}>; rel=next"})
+    assert (redact_headers({"Refresh": f"0;url=cb?token={SECRET}&x=1"})
+            == {"Refresh": f"0;url=cb?token={REDACTED}&x=1"})
+
+
+@pytest.mark.parametrize("text", [
+    f"redirected to host.example/v1?key={SECRET} then",
+    f"open callback?access_token={SECRET}",
+    f"a body string ?sig={SECRET}",
+])
+def test_a_scheme_less_target_in_a_body_string_is_redacted(text):
+    out = redact_body({"note": text})["note"]
+    assert not leaks(out), out
+
+
+@pytest.mark.parametrize("value", [
+    "text/event-stream; charset=utf-8", "max-age=31536000; includeSubDomains",
+    "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101", 'attachment; filename="a?b.txt"',
+    "application/json;q=0.9, */*;q=0.1", "<https://h/a?page=2>; rel=next",
+])
+def test_ordinary_header_values_keep_their_spelling(value):
+    assert redact_headers({"X": value}) == {"X": value}
+
+
+# -- 2. a URL inside JSON text ----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    (f"https://x/y?a=1\\u0026key={SECRET}", f"https://x/y?a=1\\u0026key={REDACTED}"),
+    (f"https:\\/\\/x\\/y?a=1\\u0026key={SECRET}\\u0026b=2",
+     f"https:\\/\\/x\\/y?a=1\\u0026key={REDACTED}\\u0026b=2"),
+    (f"/cb\\u003faccess_token\\u003d{SECRET}", f"/cb\\u003faccess_token\\u003d{REDACTED}"),
+])
+def test_json_escaped_separators_do_not_hide_a_pair(text, expected):
+    assert redact_urls(text) == expected
+    assert not leaks(redact_body({"m": f'{{"u":"{text}"}}'}))
+    assert not leaks(redact_text(f'{{"u":"{text}"}}'))
+
+
+def test_json_escaped_text_without_a_secret_keeps_its_spelling():
+    text = '{"u":"https:\\/\\/x\\/y?a=1\\u0026b=2"}'
+    assert redact_text(text) == text and redact_urls(text) == text
+
+
+# -- 3. user info -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url, expected", [
+    (f"https://{SECRET}@github.com/o/r.git", f"https://{REDACTED}@github.com/o/r.git"),
+    (f"https://x-access-token:{SECRET}@github.com/", f"https://x-access-token:{REDACTED}@github.com/"),
+    (f"//user:{SECRET}@host/x", f"//user:{REDACTED}@host/x"),
+    (f"https://u:a/{SECRET}@h/p", f"https://u:{REDACTED}@h/p"),
+    (f"https://u:a#{SECRET}@h/p", f"https://u:{REDACTED}@h/p"),
+    (f"https://u:a?{SECRET}@h/p?q=1", f"https://u:{REDACTED}@h/p?q=1"),
+    (f"https://u:p@{SECRET}@h/", f"https://u:{REDACTED}@h/"),
+])
+def test_every_shape_of_user_info_is_redacted(url, expected):
+    assert redact_url(url) == expected
+    assert redact_urls(f"see {url} now") == f"see {expected} now"
+
+
+@pytest.mark.parametrize("text", [
+    f"https:\\/\\/u:{SECRET}@h\\/x", f"https:\\/\\/{SECRET}@h", f"see //u:{SECRET}@h/",
+    f"https://a/,https://u:{SECRET}@b/",
+])
+def test_user_info_in_text_is_redacted(text):
+    assert not leaks(redact_text(text)), redact_text(text)
+    assert not leaks(redact_body({"m": text}))
+
+
+@pytest.mark.parametrize("url", [
+    "https://h:8080/users/@me", "https://h/a@b", "https://[::1]:80/x", "mailto:a@b.example",
+    "bob@example.com wrote //x/y",
+])
+def test_an_at_sign_that_is_no_user_info_is_kept(url):
+    assert redact_urls(url) == url
+
+
+# -- 4. a parameter list inside a value -------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    f"https://h/?next=key%3D{SECRET}%3Ba%3D1",
+    f"https://h/?state=key={SECRET}|https://x/",
+    f"https://h/?key%3D{SECRET}",
+    f"https://h/?a=1&api_key%3D{SECRET}",
+    f"https://h/p;next=https%3A%2F%2Fo%2F%3Fkey%3D{SECRET}",
+    f"https://h/p;next=key%3D{SECRET}/q",
+    f"https://h/#next%3Dhttps%3A%2F%2Fo%2F%3Fkey%3D{SECRET}",
+    f"https://h/#%2Fcb%3Faccess_token%3D{SECRET}",
+    f"https://h/?next=%2F%2Fu%3A{SECRET}%40o%2F",
+])
+def test_a_parameter_list_hidden_in_a_value_is_redacted(url):
+    out = redact_url(url)
+    assert not leaks(out), out
+    assert redact_url(out) == out
+
+
+def test_a_decoded_list_keeps_its_other_pairs():
+    assert (redact_url(f"https://h/?next=key%3D{SECRET}%3Ba%3D1&b=2")
+            == f"https://h/?next=key%3D{REDACTED}%3Ba%3D1&b=2")
+
+
+@pytest.mark.parametrize("url", [
+    "https://h/?q=a%3Db", "https://h/#top%20x", "https://h/p;v=2/q?x=%2F", "https://h/?data=abc%3D%3D",
+])
+def test_encoded_values_without_a_credential_keep_their_spelling(url):
+    assert redact_url(url) == url
+
+
+# -- hostile runs ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("unit", ["//a:b", "//a:b@", "a?", "?key%3D", ";a=%3B", "x=", "\\u0026",
+                                  "\\/\\/u:", "@//", "a#b=", "?next=%25", "<p?k=1>;"])
+def test_hostile_url_text_redacts_to_a_fixed_point(unit):
+    """100 KB of each unit (their times, which must stay linear, are measured by
+    ``bench/redact_bench.py``): redacting what came out changes nothing more."""
+    text = (unit * (100_000 // len(unit) + 1))[:100_000]
+    for redact in (redact_urls, redact_url, redact_text):
+        out = redact(text)
+        assert redact(out) == out
