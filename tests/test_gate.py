@@ -154,6 +154,23 @@ def test_openai_chat_empty_arguments_are_invalid_json():
     assert "empty argument text" in decision.detail
 
 
+@pytest.mark.parametrize("arguments, values", [
+    ('{"a": 1}{"a": 2}', 2), ('{"a": 1} {"b": 2}\n[3]', 3), ("1 2", 2)])
+def test_two_json_values_back_to_back_are_refused_and_said_so(arguments, values):
+    """A server that gives parallel calls one index or id streams their arguments into one call
+    (vLLM, Ollama behind gateways): refused as invalid JSON, and the detail names the likely
+    cause instead of orjson's column."""
+    decision = decide(chat(arguments), PING_TOOLS)
+    assert (decision.action, decision.reason) == ("refuse", "invalid_json")
+    assert decision.detail.startswith(f"{values} JSON values back to back"), decision.detail
+
+
+@pytest.mark.parametrize("arguments", ['{"a": 1}{"a": 2', '{"a": 1}x', '{"a": 1}}'])
+def test_a_value_then_anything_else_keeps_the_parser_message(arguments):
+    decision = decide(chat(arguments), PING_TOOLS)
+    assert decision.detail.startswith("strict parse failed: "), decision.detail
+
+
 def test_chat_finish_reason_without_done_is_not_enough():
     tools = PING_TOOLS
     decision = decide(chat('{"a": 1}', done=False), tools)

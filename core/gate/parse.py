@@ -4,11 +4,14 @@ object with a key twice (parsers disagree on which one wins)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
 
 from ..call_buffer import CallBuffer
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 TOO_DEEP = "[arguments nested past the depth limit: not shown]"
 
@@ -72,8 +75,31 @@ def parse_error(call: CallBuffer) -> str:
     try:
         orjson.loads(call.text)
     except orjson.JSONDecodeError as exc:
+        values = _values_back_to_back(call.text)
+        if values > 1:
+            return (f"{values} JSON values back to back, not one: several calls streamed under "
+                    "one index or id, or the whole arguments sent again after their fragments")
         return f"strict parse failed: {exc}"[:200]
     duplicate = duplicate_key(call.text)
     if duplicate is not None:
         return f"an object has the key {duplicate!r} twice (parsers disagree on which wins)"[:200]
     return "strict parse failed"
+
+
+def _values_back_to_back(text: str, most: int = 9) -> int:
+    """How many whole JSON values ``text`` is, written one after another (``{"a":1}{"b":2}``:
+    a server streams that when it gives parallel calls one index or id, or resends a call's
+    whole arguments after their fragments), counting up to ``most``; 0 when the text is not
+    such a run of values."""
+    decoder = json.JSONDecoder()
+    at, count = 0, 0
+    while count < most:
+        at = _JSON_SPACE.match(text, at).end()  # type: ignore[union-attr]  # (* always matches)
+        if at == len(text):
+            return count
+        try:
+            _, at = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            return 0
+        count += 1
+    return count
