@@ -85,6 +85,8 @@ class Relay:
         self.writer: SessionWriter | None = None
         self.decoded: DecodedCopy | None = None
         self.error_body = bytearray()
+        self.recorded = 0
+        """Bytes of the body the session holds (an error body's first MAX_ERROR_BODY)."""
         self._finished = False
 
     def _now(self) -> float:
@@ -124,7 +126,16 @@ class Relay:
             end = self._finish(end)
         where = f" -> {self.writer.path}" if self.writer is not None else ""
         self.proxy.log(f"{shown} -> {status} {content_type.split(';')[0] or '-'}, "
-                       f"{out.bytes_sent} B, {end.kind}{where}")
+                       f"{self._sizes()}, {end.kind}{where}")
+
+    def _sizes(self) -> str:
+        """The bytes the log line gives: what reached the client, and what the session holds
+        when that differs (after the client goes the upstream is still read and recorded for
+        a moment, and an error body is kept to its first MAX_ERROR_BODY bytes)."""
+        sent = self.out.bytes_sent
+        if self.writer is None or self.recorded == sent:
+            return f"{sent} B"
+        return f"{sent} B to the client, {self.recorded} B recorded"
 
     def _open(self, path: str) -> None:
         encoding = encoding_of(self.response.headers) if self.status < 400 else ""
@@ -143,8 +154,11 @@ class Relay:
         if writer is None:
             return
         if self.status >= 400:
-            self.error_body.extend(data[:MAX_ERROR_BODY - len(self.error_body)])
+            kept = data[:MAX_ERROR_BODY - len(self.error_body)]
+            self.error_body.extend(kept)
+            self.recorded += len(kept)
             return
+        self.recorded += len(data)
         chunk = Chunk(self._now(), data)
         writer.write(chunk)
         shown: Chunk | None = chunk

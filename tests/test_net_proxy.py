@@ -143,6 +143,10 @@ def test_client_disconnect_mid_stream_is_recorded_as_cut(chain):
     session = open_input(str(path))
     assert session.end.kind == "cut" and "client disconnected" in session.end.detail
     assert CHAT.read_bytes().startswith(chunks_of(path))
+    recorded = len(chunks_of(path))
+    assert eventually(lambda: any(  # the log gives what the session holds, not only what was sent
+        f" {recorded} B, cut" in line or f", {recorded} B recorded, cut" in line
+        for line in chain.log)), chain.log
 
 
 def test_client_giving_up_during_an_upstream_stall_ends_the_session_now(chain):
