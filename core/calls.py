@@ -54,6 +54,8 @@ class TurnState:
     """The first stop report that said generation failed (kept, as :attr:`cut_by` is)."""
     errors: list[ProviderError] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    echoed_limit: int | None = None
+    """The output-token limit the stream itself said applied (:attr:`.UsageReported.limit`)."""
     anomalies: list[Anomaly] = field(default_factory=list)
     text: dict[str, list[str]] = field(default_factory=dict)
     limits: Limits = DEFAULT_LIMITS
@@ -273,6 +275,8 @@ class TurnState:
                 self.errors.append(event)
             case UsageReported():
                 self.usage.update(event.usage)
+                if event.limit is not None:
+                    self.echoed_limit = event.limit
             case TextAppended():
                 self._text(event, found)
             case Anomaly():

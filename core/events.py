@@ -175,6 +175,9 @@ class UsageReported(Struct, frozen=True):
 
     frame: int | None
     usage: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
+    """The output-token limit the stream says applied, where it echoes the request's settings
+    (Responses' response object holds ``max_output_tokens``); None where it does not say."""
 
 
 MESSAGE_LIMIT = 300

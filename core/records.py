@@ -92,7 +92,8 @@ def _call_event_record(event: Any, length: int | None) -> dict[str, Any]:
             return {"kind": "provider_error", "message": event.message, "code": event.code,
                     "frame": event.frame}
         case UsageReported():
-            return {"kind": "usage", "usage": event.usage, "frame": event.frame}
+            return {"kind": "usage", "usage": event.usage, "limit": event.limit,
+                    "frame": event.frame}
         case TextAppended():
             return {"kind": "text", "channel": event.channel, "text": event.text,
                     "frame": event.frame}

@@ -156,3 +156,52 @@ def test_a_limit_is_the_smallest_positive_integer_set(body, limit):
 ])
 def test_the_count_sums_what_is_reported(usage, used):
     assert TokenBudget(limits=(), spent=(("x",), ("y",))).used(usage) == used
+
+
+def _responses_with_echo(echoed: Any) -> bytes:
+    """The bundled Responses single call, its response object echoing ``max_output_tokens``
+    as ``echoed`` (every event that carries the response object)."""
+    session = open_input(str(SESSIONS / "openai-responses" / "single_call.jsonl"))
+    data = b"".join(chunk.data for chunk in session.chunks())
+    assert b'"max_output_tokens":null' in data
+    return data.replace(b'"max_output_tokens":null',
+                        b'"max_output_tokens":' + json.dumps(echoed).encode())
+
+
+def _output_tokens(data: bytes) -> int:
+    engine = Engine("openai-responses", ToolSet(DEMO_TOOL_DEFINITIONS))
+    engine.feed(data)
+    engine.close()
+    return int(engine.state.usage["output_tokens"])
+
+
+def test_a_responses_capture_without_its_request_is_judged_by_the_echoed_limit():
+    """A raw capture has no request body, but the response object echoes the request's
+    ``max_output_tokens``: the rule reads that."""
+    used = _output_tokens(_responses_with_echo(None))
+    tools = ToolSet(DEMO_TOOL_DEFINITIONS)  # (no request)
+    [decision] = decisions(_responses_with_echo(used), tools, "openai-responses")
+    assert (decision.action, decision.rule) == ("refuse", "tokens-spent"), decision.detail
+    assert f"{used} output tokens, the limit of {used}" in decision.detail
+    for echoed in (used + 1, None, 0, True, "5"):
+        [decision] = decisions(_responses_with_echo(echoed), tools, "openai-responses")
+        assert decision.action == "execute", (echoed, decision.detail)
+
+
+def test_with_both_the_request_and_the_echo_the_smaller_limit_binds():
+    used = _output_tokens(_responses_with_echo(None))
+    for request, echoed, action in ((used, used + 50, "refuse"), (used + 50, used, "refuse"),
+                                    (used + 1, used + 1, "execute")):
+        tools = ToolSet(DEMO_TOOL_DEFINITIONS, request={"max_output_tokens": request})
+        [decision] = decisions(_responses_with_echo(echoed), tools, "openai-responses")
+        assert decision.action == action, (request, echoed, decision.detail)
+
+
+def test_the_usage_record_carries_the_echoed_limit(tmp_path, capsys):
+    from callscope.tui.cli import main
+    capture = tmp_path / "echo.sse"
+    capture.write_bytes(_responses_with_echo(321))
+    assert main(["replay", str(capture), "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    usage = [r for r in records if r["kind"] == "usage"]
+    assert usage and usage[-1]["limit"] == 321

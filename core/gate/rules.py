@@ -77,12 +77,13 @@ def _stop_cut(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | Non
 def _tokens_spent(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
     spec = SPECS.get(ctx.turn.protocol)
     budget = spec.token_budget if spec is not None else None
-    overrun = budget.overrun(ctx.tools.request, ctx.turn.usage) if budget is not None else None
+    overrun = (budget.overrun(ctx.tools.request, ctx.turn.usage, ctx.turn.echoed_limit)
+               if budget is not None else None)
     if overrun is None:
         return None
     used, limit = overrun
     stop = ctx.turn.stop.reason if ctx.turn.stop is not None else "none"
-    return (f"the usage reports {used} output tokens, the request's limit of {limit}: the "
+    return (f"the usage reports {used} output tokens, the limit of {limit}: the "
             f"output was cut there, whatever the stop reason ({stop}) says")[:200]
 
 
@@ -161,7 +162,8 @@ RULES: tuple[Rule, ...] = (
     Rule("stop-cut", "truncated", "A stop reason says the output was cut (length, max_tokens, "
          "incomplete, MAX_TOKENS).", _stop_cut),
     Rule("tokens-spent", "truncated", "The usage the provider reports reaches the output-token "
-         "limit the request set: the output was cut, whatever the stop reason says.",
+         "limit the request set (or the stream echoes): the output was cut, whatever the stop "
+         "reason says.",
          _tokens_spent),
     Rule("not-closed", "truncated", "The provider never closed this call.", _not_closed),
     Rule("call-cut", "truncated", "The call was closed without the provider vouching it is whole "

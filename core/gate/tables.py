@@ -41,13 +41,13 @@ def _paths(paths: tuple[Path, ...], joiner: str) -> str:
 
 
 def budgets_table() -> str:
-    rows = ["| protocol | the request's limit (the smallest set binds) | the output tokens counted "
-            "(summed) |", "|---|---|---|"]
+    rows = ["| protocol | the request's limit (the smallest set binds) | the limit the stream "
+            "echoes | the output tokens counted (summed) |", "|---|---|---|---|"]
     for name, spec in SPECS.items():
         budget = spec.token_budget
         if budget is not None:
             rows.append(f"| `{name}` | {_paths(budget.limits, ', ')} | "
-                        f"{_paths(budget.spent, ' + ')} |")
+                        f"{_paths(budget.echoed, ', ')} | {_paths(budget.spent, ' + ')} |")
     return "\n".join(rows)
 
 
@@ -61,8 +61,9 @@ def section() -> str:
         "exports). A call no rule refuses executes.",
         rules_table(),
         "Rule `tokens-spent` reads each protocol's output-token budget (`token_budget` in its "
-        "spec, `core/providers/specs/`): the limit in the recorded request's body, and the "
-        "usage the stream reports before its terminal signal.",
+        "spec, `core/providers/specs/`): the limit in the recorded request's body, or the one "
+        "the stream echoes where it does (a raw capture has no request; with both, the smaller "
+        "binds), and the usage the stream reports before its terminal signal.",
         budgets_table(),
         f"Every anomaly code (`core/gate/codes.py`: {len(Code)} codes; {counts}). An anomaly "
         "reaches the gate only through its declared effect: `disputes` refuses the call it names "

@@ -41,6 +41,15 @@ class TokenBudget(Struct, frozen=True):
     spent: tuple[Path, ...]
     """Paths into the usage the stream reports, summed: the tokens counted against that limit
     (Gemini counts thoughts against ``maxOutputTokens`` beside the candidates' tokens)."""
+    echoed: tuple[Path, ...] = ()
+    """Paths into the object that carries the stream's usage to where it echoes the request's
+    limit (Responses' response object: ``max_output_tokens``). A capture with no request is
+    judged by it; with both, the smaller binds (a server may lower what was asked)."""
+
+    def echo(self, carrier: Any) -> int | None:
+        """The limit the object carrying the usage echoes (:attr:`echoed`), or None."""
+        found = [n for n in (_count(_at(carrier, path)) for path in self.echoed) if n]
+        return min(found) if found else None
 
     def limit(self, body: Any) -> int | None:
         """The output-token limit ``body`` sets, or None."""
@@ -52,10 +61,13 @@ class TokenBudget(Struct, frozen=True):
         found = [n for n in (_count(_at(usage, path)) for path in self.spent) if n is not None]
         return sum(found) if found else None
 
-    def overrun(self, body: Any, usage: Mapping[str, Any]) -> tuple[int, int] | None:
-        """(spent, limit) when the reported usage reaches the request's limit, else None."""
-        limit = self.limit(body)
-        if limit is None:
+    def overrun(self, body: Any, usage: Mapping[str, Any],
+                echoed: int | None = None) -> tuple[int, int] | None:
+        """(spent, limit) when the reported usage reaches the limit, else None: the request's
+        limit, or the one the stream ``echoed``, the smaller when both are known."""
+        limits = [n for n in (self.limit(body), echoed) if n]
+        if not limits:
             return None
+        limit = min(limits)
         used = self.used(usage)
         return (used, limit) if used is not None and used >= limit else None

@@ -235,7 +235,9 @@ class OpenAIResponsesReader(ResponsesCalls):
                          f"response.status {short(response.get('status'))}, expected {status}")
         usage = response.get("usage")
         if isinstance(usage, dict):
-            self.emit(UsageReported(frame.index, usage))
+            budget = SPEC.token_budget
+            self.emit(UsageReported(frame.index, usage,
+                                    budget.echo(response) if budget is not None else None))
         output = response.get("output")
         listed: set[str] = set()
         for idx, item in enumerate(output if isinstance(output, list) else []):

@@ -102,5 +102,7 @@ SPEC = ProtocolSpec(
                    function_tool, system=instructions, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_responses", b"\n", "gpt-5-2025-08-07", "{}"),
     # Reasoning tokens count in output_tokens and against max_output_tokens.
-    token_budget=TokenBudget(limits=(("max_output_tokens",),), spent=(("output_tokens",),)),
+    # The response object echoes the request's settings, max_output_tokens among them.
+    token_budget=TokenBudget(limits=(("max_output_tokens",),), spent=(("output_tokens",),),
+                             echoed=(("max_output_tokens",),)),
 )
