@@ -15,19 +15,25 @@ Rules by shape, whatever the type a (possibly hostile) input gives a member:
 * URLs (:func:`redact_url`, :func:`redact_urls`): every string anywhere in a body, a header
   value or text has the URLs in it redacted, so a URL in a list or object is too.
 * bodies (:func:`redact_body`): members named by :data:`SECRET_MEMBER_RULES`; a string holding
-  JSON is redacted as the parsed JSON, any other string as text (:func:`redact_text`).
+  JSON is redacted as the parsed JSON, any other string as text (:func:`redact_text`; it and
+  the name rule live in :mod:`.redact_text` and are re-exported here).
 * a whole request member (:func:`redact_request`): each member by its shape, whatever its type.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Mapping
-from functools import cache
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
+from .redact_text import (
+    NOT_SECRET_MEMBER_RULES,
+    SECRET_MEMBER_RULES,
+    plain_name,
+    redact_text,
+    secret_member_name,
+)
 from .redact_url import (
     REDACTED,
     SECRET_HEADERS,
@@ -39,9 +45,10 @@ from .redact_url import (
 )
 
 __all__ = [
-    "HEADERS_NOTE", "REDACTED", "SECRET_HEADERS", "SECRET_MEMBER_RULES", "SECRET_NAME_WORDS",
-    "SECRET_QUERY_PARAMS", "redact_body", "redact_headers", "redact_request", "redact_text",
-    "redact_url", "redact_urls", "secret_member_name", "secret_name",
+    "COOKIE_MEMBERS", "HEADERS_NOTE", "NOT_SECRET_MEMBER_RULES", "QUERY_MEMBERS", "REDACTED",
+    "SECRET_HEADERS", "SECRET_MEMBER_RULES", "SECRET_NAME_WORDS", "SECRET_QUERY_PARAMS",
+    "redact_body", "redact_headers", "redact_request", "redact_text", "redact_url",
+    "redact_urls", "secret_member_name", "secret_name",
 ]
 
 HEADERS_NOTE = "callscope-redaction-note"
@@ -49,65 +56,21 @@ HEADERS_NOTE = "callscope-redaction-note"
 name: never redacted itself)."""
 
 
-# -- body members: the one name rule --------------------------------------------------------
-
-SECRET_MEMBER_RULES: tuple[tuple[str, str], ...] = (
-    (r".*apikey",
-     "An API key under any vendor prefix: api_key, apiKey, x-api-key, x-goog-api-key."),
-    (r".*token",
-     "A bearer, OAuth or session token: token, access_token, id_token, refresh_token, "
-     "session_token, aws_session_token (a count is plural or suffixed: max_tokens, "
-     "token_count)."),
-    (r".*secret.*",
-     "A shared secret: secret, client_secret, aws_secret_access_key, secretKey."),
-    (r".*pass(word|wd|phrase|code)",
-     "A password or passphrase: password, passwd, db_password, passphrase."),
-    (r".*(private|privkey|access|account|session|signing|encryption|master|subscription)key(id)?",
-     "A key that authenticates or signs: private_key, access_key, aws_access_key_id."),
-    (r".*auth(orization)?",
-     "An Authorization value or an auth member: authorization, proxy-authorization, auth."),
-    (r".*credentials?",
-     "Credentials by name: credential, credentials, google_credentials."),
-    (r".*signature|sig",
-     "A request signature: signature, x-amz-signature, sig."),
-    (r".*cookies?",
-     "Cookie values carry sessions: cookie, set-cookie, cookies."),
-)
-"""Body members (and ``name: value`` pairs in text) that hold credentials: one entry per rule, a
-pattern matched against the whole name lower-cased with ``-``, ``_``, ``.`` and spaces removed
-(``api_key``, ``apiKey``, ``API-KEY`` are one name), and the reason. Not ``key`` alone: a body
-carries the conversation, whose tool arguments name keys of their own."""
-
-NOT_SECRET_MEMBER_RULES: tuple[tuple[str, str], ...] = (
-    (r"(bos|eos|pad|unk|sep|cls|mask)token",
-     "A tokenizer's special token is text such as </s>, not a credential."),
-    (r"thoughtsignature",
-     "Gemini's thoughtSignature tags the model's own reasoning and must be sent back as it was."),
-)
-"""Names the rules above match that hold no credential, with the reason."""
+# -- body members ---------------------------------------------------------------------------
 
 REASONING_SIGNATURE_BESIDE = ("thinking", "text")
 """A ``signature`` member beside one of these string members (Anthropic's thinking block,
 Bedrock's reasoningText) is the provider's tag on that reasoning, not a credential: it is sent
 back verbatim in the next turn, and a resent request needs it."""
 
-_SEPARATORS = str.maketrans("", "", "-_. ")
+PAIR_NAME_MEMBERS = ("name", "key")
+"""The member that names a name/value object (HAR's ``{"name", "value"}``, Postman's
+``{"key", "value"}``): the object's ``value`` is a credential when the name is one."""
 
-
-@cache
-def _member_rules() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The two tables as patterns, compiled on first use (as :func:`_secret_word`)."""
-    def joined(rules: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
-        return re.compile("|".join(f"(?:{pattern})" for pattern, _ in rules))
-    return joined(SECRET_MEMBER_RULES), joined(NOT_SECRET_MEMBER_RULES)
-
-
-def secret_member_name(name: str) -> bool:
-    """Whether a body member (or a text pair) named ``name`` holds a credential
-    (:data:`SECRET_MEMBER_RULES`, less :data:`NOT_SECRET_MEMBER_RULES`)."""
-    plain = name.lower().translate(_SEPARATORS)
-    secret, innocent = _member_rules()
-    return secret.fullmatch(plain) is not None and innocent.fullmatch(plain) is None
+VALUE_MEMBER = "value"
+"""The member of a name/value object that holds the value; inside an object a credential member
+holds (``"api_key": {"value": ...}``), a string or number under this name is the credential
+itself, while the object's other members are walked (a JSON Schema's ``type``, ``default``)."""
 
 
 # -- headers --------------------------------------------------------------------------------
@@ -188,16 +151,32 @@ def redact_body(body: Any) -> Any:
     at any depth) replaced by ``[REDACTED]`` and URLs in every string redacted; a copy, the
     input is left as it is. Only a string or a number, or a list of them, is a credential: an object
     under such a name is walked (a tool's JSON Schema may well define a property named
-    ``api_key``; it must stay a schema). HAR-like ``{"name": N, "value": V}`` objects lose V
-    when N names a credential (as a header or a member).
+
+    ``api_key``; it must stay a schema), but a string or number in its ``value`` member
+    (:data:`VALUE_MEMBER`) is the credential. Name/value objects (HAR's ``{"name", "value"}``,
+    Postman's ``{"key", "value"}``) lose the value when the name is a credential's (as a header,
+    a query parameter or a member).
 
     A body that is a string stays a string: when it holds JSON it is redacted as the parsed
     JSON, and re-serialized (compact) only if something was redacted, else kept byte for byte;
-    any other string is redacted as text (:func:`redact_text`). Strings inside a body are not
-    parsed (a tool call's arguments stay the text the model wrote); their URLs are redacted."""
+    any other string is redacted as text (:func:`redact_text`). A body given as bytes is
+    redacted as that string and comes back as text (:func:`_decoded`), as bytes inside a body
+    do. Strings inside a body are not parsed (a tool call's arguments stay the text the model
+    wrote); their URLs are redacted."""
+    if isinstance(body, bytes | bytearray | memoryview):
+        return _redact_body_string(_decoded(bytes(body)))
     if isinstance(body, str):
         return _redact_body_string(body)
     return _walk(body)
+
+
+def _decoded(data: bytes) -> str:
+    """Bytes as text for a JSON session file: UTF-8, and a byte that is no UTF-8 written as
+    ``\\xNN`` (no byte is dropped or changed unseen, and the text is one JSON can hold)."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "backslashreplace")
 
 
 def _walk(value: Any, under_secret: bool = False) -> Any:
@@ -218,6 +197,8 @@ def _redacted(value: Any, under_secret: bool) -> tuple[Any, bool]:
 
     def placed(item: Any, secret: bool) -> Any:
         nonlocal changed
+        if isinstance(item, bytes | bytearray):
+            item = _decoded(bytes(item))
         if isinstance(item, Mapping):
             copy: dict[Any, Any] | list[Any] = {}
         elif isinstance(item, list | tuple):
@@ -236,15 +217,18 @@ def _redacted(value: Any, under_secret: bool) -> tuple[Any, bool]:
         source, secret, copy = pending.pop()
         if isinstance(source, Mapping):
             for k, v in source.items():
-                if _secret_member(k, v, source):
+                if _secret_member(k, v, source) or (secret and k == VALUE_MEMBER
+                                                    and _credential_value(v)):
                     copy[k] = REDACTED
                     changed = changed or v != REDACTED
                 else:
                     copy[k] = placed(v, secret or (isinstance(k, str) and secret_member_name(k)))
-            name, held = source.get("name"), source.get("value")
-            if (isinstance(name, str) and _credential_value(held)
-                    and (secret or secret_name(name) or secret_member_name(name))):
-                copy["value"] = REDACTED
+            held = source.get(VALUE_MEMBER)
+            if _credential_value(held) and any(
+                    isinstance(name, str) and (secret or secret_name(name)
+                                               or secret_member_name(name))
+                    for name in (source.get(m) for m in PAIR_NAME_MEMBERS)):
+                copy[VALUE_MEMBER] = REDACTED
                 changed = changed or held != REDACTED
         else:
             copy.extend(placed(v, secret) for v in source)
@@ -309,7 +293,7 @@ def _credential_value(value: Any) -> bool:
 
 
 def _scalar_secret(value: Any) -> bool:
-    return isinstance(value, str | int | float) and not isinstance(value, bool)
+    return isinstance(value, str | bytes | bytearray | int | float) and not isinstance(value, bool)
 
 
 def _secret_member(name: Any, value: Any, beside: Mapping[Any, Any]) -> bool:
@@ -319,62 +303,17 @@ def _secret_member(name: Any, value: Any, beside: Mapping[Any, Any]) -> bool:
                 and any(isinstance(beside.get(m), str) for m in REASONING_SIGNATURE_BESIDE))
 
 
-# -- text -----------------------------------------------------------------------------------
-
-@cache
-def _pair_name() -> re.Pattern[str]:
-    """A ``name: value`` / ``name=value`` pair's name and separator in text (the name maybe
-    quoted, or JSON-escaped quoted), compiled on first use (as :func:`_secret_word`)."""
-    return re.compile(r"""(?<![\w.-])([A-Za-z_][\w.-]*)(?:\\?["'])?\s*[:=]\s*""")
-
-
-@cache
-def _pair_value() -> re.Pattern[str]:
-    """A pair's value: quoted whole (also JSON-escaped), a list whole, or a bare one with its
-    scheme (``Bearer x``)."""
-    return re.compile(r"""\\"(?:(?!\\")[^"])*\\"|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|"""
-                      r"""\[[^\]]*\]|(?:(?:bearer|basic|token)\s+)?[^"'&,}\s\\]+""",
-                      re.IGNORECASE)
-
-
-def redact_text(text: str) -> str:
-    """A body kept as text (not JSON, or too deep to keep as JSON) with credential pairs
-    redacted (a name :func:`secret_member_name` takes, then ``:`` or ``=``): a quoted value keeps
-    its quotes, a list and a scheme (``Bearer x``) go whole, and a ``Name: value`` line (a
-    header) goes to its end. URLs in it are redacted too (:func:`redact_urls`)."""
-    return redact_urls("".join(_text_pieces(text)))
-
-
-def _text_pieces(text: str) -> Iterator[str]:
-    at = 0
-    names, values = _pair_name(), _pair_value()
-    while (found := names.search(text, at)) is not None:
-        yield text[at:found.end()]
-        at = found.end()
-        if not secret_member_name(found.group(1)):
-            continue  # the value is scanned on: it may hold a pair of its own
-        line_start = found.start() == 0 or text[found.start() - 1] in "\r\n"
-        if line_start and ":" in found.group(0)[len(found.group(1)):]:
-            end = text.find("\n", at)
-            end = len(text) if end < 0 else end - (text[end - 1] == "\r")
-            if end > at:
-                yield REDACTED
-                at = end
-            continue
-        value = values.match(text, at)
-        if value is None:
-            continue
-        quote = next((q for q in ('\\"', '"', "'") if value.group(0).startswith(q)), "")
-        yield quote + REDACTED + quote
-        at = value.end()
-    yield text[at:]
-
-
 # -- a request ------------------------------------------------------------------------------
 
-QUERY_MEMBERS = frozenset({"query", "querystring", "params", "queryparams", "cookies"})
-"""Request members (compared as in :data:`SECRET_MEMBER_RULES`) that are name → value maps
-of query parameters or cookies: judged by the header and query rule (:func:`secret_name`)."""
+QUERY_MEMBERS = frozenset({"query", "querystring", "params", "queryparams"})
+"""Request members (compared as in :data:`SECRET_MEMBER_RULES`) that hold the query
+parameters: a name → value map, HAR's name/value objects or (name, value) pairs, each value
+judged by its name by the header and query rule (:func:`secret_name`)."""
+
+COOKIE_MEMBERS = frozenset({"cookies", "cookie"})
+"""Request members that hold the request's cookies, in the shapes of :data:`QUERY_MEMBERS`:
+every value is a credential whatever the cookie's name, as the ``Cookie`` header is (a session
+cookie's name is the server's choice: ``sid``, ``connect.sid``, ``__Host-s``)."""
 
 
 def redact_request(request: Mapping[str, Any], also: Iterable[str] = ()) -> dict[str, Any]:
@@ -382,21 +321,42 @@ def redact_request(request: Mapping[str, Any], also: Iterable[str] = ()) -> dict
     its type: ``url`` by :func:`redact_url` when a string, and walked otherwise (a list of
     URLs keeps its shape with each redacted); ``headers`` by :func:`redact_headers` (a string
     is read as a header block); ``body`` by :func:`redact_body`; ``body_text`` by
-    :func:`redact_text` when a string and as a body otherwise; any other member as a body, and
-    a query or cookie map (:data:`QUERY_MEMBERS`) by name as a query parameter."""
+    :func:`redact_text` when a string and as a body otherwise; the query parameters and the
+    cookies (:data:`QUERY_MEMBERS`, :data:`COOKIE_MEMBERS`) by name and by shape; any other
+    member as a body member of its name (``"api_key": "..."`` goes whole)."""
     also = tuple(also)
     out: dict[str, Any] = {}
     for name, value in request.items():
-        plain = name.lower().translate(_SEPARATORS) if isinstance(name, str) else ""
+        plain = plain_name(name) if isinstance(name, str) else ""
         if name == "url" and isinstance(value, str):
             out[name] = redact_url(value, also)
         elif name == "headers" and value is not None:
             out[name] = redact_headers(value, also)
         elif name == "body_text" and isinstance(value, str):
             out[name] = redact_text(value)
-        elif plain in QUERY_MEMBERS and isinstance(value, Mapping):
-            out[name] = {k: REDACTED if isinstance(k, str) and secret_name(k, also) else _walk(v)
-                         for k, v in value.items()}
+        elif plain in QUERY_MEMBERS or plain in COOKIE_MEMBERS:
+            out[name] = _params_member(value, plain in COOKIE_MEMBERS, also)
+        elif name != "body" and _secret_member(name, value, request):
+            out[name] = REDACTED
+        elif name != "body" and isinstance(name, str) and secret_member_name(name):
+            out[name] = _walk(value, under_secret=True)
         else:
             out[name] = redact_body(value)
     return out
+
+
+def _params_member(value: Any, cookies: bool, also: tuple[str, ...]) -> Any:
+    """A query or cookie member (:data:`QUERY_MEMBERS`): a map's values and the values of
+    (name, value) pairs redacted by name (every one, for ``cookies``), anything else walked
+    (HAR's name/value objects, under a credential name for ``cookies``)."""
+    def secret(key: Any) -> bool:
+        return cookies or (isinstance(key, str) and secret_name(key, also))
+    if isinstance(value, Mapping):
+        return {k: REDACTED if secret(k) and _credential_value(v) else _walk(v, cookies)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [[item[0], REDACTED] if (isinstance(item, list | tuple) and len(item) == 2
+                                        and isinstance(item[0], str) and secret(item[0])
+                                        and _credential_value(item[1]))
+                else _walk(item, cookies) for item in value]
+    return REDACTED if cookies and _credential_value(value) else redact_body(value)
