@@ -9,13 +9,14 @@ a free-text member, a body that is not JSON).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from functools import cache
+from urllib.parse import unquote
 
 from .redact_url import REDACTED, redact_urls
 
-__all__ = ["NOT_SECRET_MEMBER_RULES", "SECRET_MEMBER_RULES", "plain_name", "redact_text",
-           "secret_member_name"]
+__all__ = ["NOT_SECRET_MEMBER_RULES", "SECRET_MEMBER_RULES", "USER_PASSWORD_FLAGS", "plain_name",
+           "redact_text", "secret_member_name"]
 
 
 # -- the name rule --------------------------------------------------------------------------
@@ -92,27 +93,68 @@ def plain_name(name: str) -> str:
 
 # -- text -----------------------------------------------------------------------------------
 
+USER_PASSWORD_FLAGS = frozenset({"-u", "--user", "-U", "--proxy-user"})
+"""Command-line flags whose value is ``user:password`` (curl's ``-u``/``--user`` and
+``-U``/``--proxy-user``): the password is redacted, or the user when the password is empty (a
+key given as the user, ``-u sk_live_...:``); a value with no ``:`` (``python -u``, ``docker
+-u 1000``) holds no password and is kept."""
+
+_NAME_ESCAPE = r"%(?:4[1-9A-Fa-f]|5[0-9AaFf]|6[1-9A-Fa-f]|7[0-9Aa])"
+"""A percent-escape of a letter or ``_``: a name may be written encoded (``api%5Fkey``)."""
+
+_NAME = rf"(?:[A-Za-z_]|{_NAME_ESCAPE})(?:[\w.-]|{_NAME_ESCAPE}|%(?:2[DdEe]|3[0-9]))*"
+
+_SEPARATOR = r"(?:->|=>|:=|[!=]==?|[:=]|%3[AaDd])"
+"""What joins a name to its value: ``:`` and ``=``, an operator that assigns or compares
+(``==``, ``!=``, ``:=``, ``=>``, ``->``: the value stands right after it), and ``:``/``=``
+percent-encoded."""
+
+_NAME_START = (r"(?:(?<![\w.-])|(?<=%2[0267CcFf])|(?<=%3[AaBbDdFf])|(?<=%0[AaDd]))")
+"""Where a name starts: not inside a word, or right after an encoded separator (``%26``, ``%3D``,
+``%20``...), never after an encoded letter, so a run of escapes is read once."""
+
+
 @cache
 def _pair_name() -> re.Pattern[str]:
-    """A ``name: value`` / ``name=value`` pair's name and separator in text (the name maybe
-    quoted, or JSON-escaped quoted), compiled on first use (as :func:`_secret_word`)."""
-    return re.compile(r"""(?<![\w.-])([A-Za-z_][\w.-]*)(?:\\?["'])?\s*[:=]\s*""")
+    """A pair's name and separator in text, compiled on first use (as :func:`_secret_word`):
+    ``name: value`` and the other separators (the name maybe quoted, or JSON-escaped quoted),
+    or a command-line flag, ``--name value``, ``--name=value``, ``-n value``."""
+    return re.compile(
+        rf"""{_NAME_START}(?:(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR})\s*"""
+        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR})\s*)""")
 
 
 @cache
 def _pair_value() -> re.Pattern[str]:
     """A pair's value: quoted whole (also JSON-escaped), a list whole, or a bare one with its
-    scheme (``Bearer x``)."""
-    return re.compile(r"""\\"(?:(?!\\")[^"])*\\"|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|"""
-                      r"""\[[^\]]*\]|(?:(?:bearer|basic|token)\s+)?[^"'&,}\s\\]+""",
-                      re.IGNORECASE)
+    scheme (``Bearer x``; ``Digest`` to the end of the line, as its parameters are quoted and
+    one, ``response``, has no name of a credential). An unclosed quote or list runs to the end
+    of the text, so no value is read twice (and none is cut short: the rest may be the secret).
+    A bare value holds a ``,`` or ``&`` unless a pair follows it (``password=ab,cd`` is one
+    value, ``key=S&n=1`` two)."""
+    pair_follows = rf"""[A-Za-z_][\w.-]*\s*{_SEPARATOR}"""
+    return re.compile(
+        r"""\\"(?:(?!\\").)*(?:\\"|\Z)|"(?:[^"\\]|\\.?)*(?:"|\Z)|'(?:[^'\\]|\\.?)*(?:'|\Z)"""
+        r"""|\[[^\]]*(?:\]|\Z)|digest\s[^\r\n]*|(?:(?:bearer|basic|token)\s+)?"""
+        rf"""(?:[^"'&,}}\s\\]|[&,](?=[^"'&,}}\s\\])(?!{pair_follows}))+""",
+        re.IGNORECASE | re.DOTALL)
+
+
+@cache
+def _block_scalar() -> re.Pattern[str]:
+    """A YAML block scalar's indicator line (``|``, ``>-``, ``|2+``, maybe a comment): the value
+    is the more indented lines that follow."""
+    return re.compile(r"[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?=\r?\n|\Z)")
 
 
 def redact_text(text: str) -> str:
     """A body kept as text (not JSON, or too deep to keep as JSON) with credential pairs
-    redacted (a name :func:`secret_member_name` takes, then ``:`` or ``=``): a quoted value keeps
-    its quotes, a list and a scheme (``Bearer x``) go whole, and a ``Name: value`` line (a
-    header) goes to its end. URLs in it are redacted too (:func:`redact_urls`)."""
+    redacted: a name :func:`secret_member_name` takes (maybe percent-encoded), then a separator
+    (:data:`_SEPARATOR`), or a command-line flag of that name (``--api-key S``), or a
+    ``user:password`` flag (:data:`USER_PASSWORD_FLAGS`). A quoted value keeps its quotes (the
+    closing one only if it had one), a list and a scheme (``Bearer x``) go whole, a YAML block
+    scalar's lines go, and a ``Name: value`` line (a header) goes to its end. URLs in it are
+    redacted too (:func:`redact_urls`)."""
     return redact_urls("".join(_text_pieces(text)))
 
 
@@ -122,10 +164,22 @@ def _text_pieces(text: str) -> Iterator[str]:
     while (found := names.search(text, at)) is not None:
         yield text[at:found.end()]
         at = found.end()
-        if not secret_member_name(found.group(1)):
+        flag, name = found.group("flag"), found.group("fname") or found.group("name")
+        if flag is not None and flag + name in USER_PASSWORD_FLAGS:
+            if (value := values.match(text, at)) is not None:
+                shown = _user_password(value.group(0))
+                if shown is not None:
+                    yield shown
+                    at = value.end()
+            continue
+        if not secret_member_name(unquote(name) if "%" in name else name):
             continue  # the value is scanned on: it may hold a pair of its own
+        if found.group("sep") == ":" and (block := _block_scalar().match(text, at)):
+            yield block.group(0)
+            at = yield from _block_lines(text, block.end(), found.start())
+            continue
         line_start = found.start() == 0 or text[found.start() - 1] in "\r\n"
-        if line_start and ":" in found.group(0)[len(found.group(1)):]:
+        if line_start and found.group("sep") == ":":
             end = text.find("\n", at)
             end = len(text) if end < 0 else end - (text[end - 1] == "\r")
             if end > at:
@@ -135,7 +189,58 @@ def _text_pieces(text: str) -> Iterator[str]:
         value = values.match(text, at)
         if value is None:
             continue
-        quote = next((q for q in ('\\"', '"', "'") if value.group(0).startswith(q)), "")
-        yield quote + REDACTED + quote
+        yield _quoted(value.group(0), REDACTED)
         at = value.end()
     yield text[at:]
+
+
+def _quoted(value: str, replacement: str) -> str:
+    """``replacement`` in the quotes ``value`` has: the opening one, and the closing one only if
+    the value had it (an unclosed quote stays unclosed, so redacting again changes nothing)."""
+    quote = next((q for q in ('\\"', '"', "'") if value.startswith(q)), "")
+    closed = quote and len(value) >= 2 * len(quote) and value.endswith(quote)
+    return quote + replacement + (quote if closed else "")
+
+
+def _user_password(value: str) -> str | None:
+    """A ``user:password`` flag value redacted (:data:`USER_PASSWORD_FLAGS`), or None when it
+    holds no ``:`` and so no password."""
+    quote = next((q for q in ('\\"', '"', "'") if value.startswith(q)), "")
+    inner = value[len(quote):]
+    if quote and inner.endswith(quote):
+        inner = inner[:-len(quote)]
+    user, colon, password = inner.partition(":")
+    if not colon:
+        return None
+    return _quoted(value, f"{user}:{REDACTED}" if password or not user else f"{REDACTED}:")
+
+
+def _block_lines(text: str, at: int, key: int) -> Generator[str, None, int]:
+    """The lines of a YAML block scalar whose indicator ends at ``at``, for the key at ``key``:
+    every following line that is blank or more indented than the key is the value,
+    written as one ``[REDACTED]`` at the first line's indentation (blank lines after the last
+    one are kept). Returns where the text goes on."""
+    before = text[text.rfind("\n", 0, key) + 1:key]
+    # A key after sequence dashes (``- key: |``) is indented to its column, as YAML reads it;
+    # after other text, to its line's indentation (more lines go, none is kept that might hold
+    # the value).
+    base = (len(before) if not before.replace("-", " ").strip()
+            else len(before) - len(before.lstrip(" \t")))
+    first, indent, end = -1, "", at
+    pos = at
+    while (newline := text.find("\n", pos)) >= 0:
+        start = newline + 1
+        stop = text.find("\n", start)
+        stop = len(text) if stop < 0 else stop
+        line = text[start:stop].rstrip("\r")
+        content = line.lstrip(" \t")
+        if content:
+            if len(line) - len(content) <= base:
+                break
+            if first < 0:
+                first, indent = start, line[:len(line) - len(content)]
+            end = start + len(line)
+        pos = stop
+    if first >= 0:
+        yield text[at:first] + indent + REDACTED
+    return end

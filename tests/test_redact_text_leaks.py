@@ -14,6 +14,7 @@ from callscope.core.redact import (
     REDACTED,
     redact_body,
     redact_request,
+    redact_text,
     secret_member_name,
 )
 
@@ -135,3 +136,130 @@ def test_a_request_member_named_as_a_credential_goes_whole():
                                                                     "method": "POST"}
     assert redact_request({"auth": {"password": SECRET, "type": "basic"}}) == {
         "auth": {"password": REDACTED, "type": "basic"}}
+
+
+# -- 5. text: unclosed quotes and lists, flags, operators ------------------------------------
+
+S, R = SECRET, REDACTED
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f'api_key="{S}', f'api_key="{R}'),
+    (f"api_key='{S}", f"api_key='{R}"),
+    (f"api_key=[{S}", f"api_key={R}"),
+    (f"api_key=[a, {S}", f"api_key={R}"),
+    (f'api_key=\\"{S}', f'api_key=\\"{R}'),
+    (f'api_key="{S}\nnext=1 {S}', f'api_key="{R}'),  # unclosed: to the end, nothing cut short
+    ('api_key="a\\', f'api_key="{R}'),
+    (f'x api_key="{S}" y=1', f'x api_key="{R}" y=1'),  # a closed quote is written back
+])
+def test_an_unclosed_quote_or_list_runs_to_the_end_of_the_text(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"run --api-key {S}", f"run --api-key {R}"),
+    (f"run --token={S} -v", f"run --token={R} -v"),
+    (f"--password {S}", f"--password {R}"),
+    (f'cli --client-secret "{S}" --x', f'cli --client-secret "{R}" --x'),
+    (f"java -Dpassword={S} -jar a.jar", f"java -Dpassword={R} -jar a.jar"),
+    (f"curl -u user:{S} https://h/", f"curl -u user:{R} https://h/"),
+    (f"curl --user user:{S} https://h/", f"curl --user user:{R} https://h/"),
+    (f"curl --user='user:{S}' https://h/", f"curl --user='user:{R}' https://h/"),
+    (f"curl -U proxy:{S} https://h/", f"curl -U proxy:{R} https://h/"),
+    (f"curl -u {S}: https://api.stripe.com/", f"curl -u {R}: https://api.stripe.com/"),
+])
+def test_a_command_line_flag_loses_its_credential(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"api_key == {S}", f"api_key == {R}"),
+    (f"if token != '{S}':", f"if token != '{R}':"),
+    (f"api_key => {S}", f"api_key => {R}"),
+    (f"api_key -> {S}", f"api_key -> {R}"),
+    (f"x api_key := {S}", f"x api_key := {R}"),
+    (f"secret === {S} && x", f"secret === {R} && x"),
+])
+def test_an_operator_between_name_and_value_hides_nothing(text, expected):
+    assert redact_text(text) == expected
+
+
+# -- 6. text: YAML block scalars, encoded names, values holding "," or "&" -------------------
+
+@pytest.mark.parametrize("text, expected", [
+    (f"api_key: |\n  {S}\n", f"api_key: |\n  {R}\n"),
+    (f"api_key: >-\n  {S}\n  more\nmodel: m", f"api_key: >-\n  {R}\nmodel: m"),
+    (f"a: 1\ntoken: |2+ # note\n\n   {S}\n\n   x\n\nb: 2", f"a: 1\ntoken: |2+ # note\n\n   {R}\n\nb: 2"),
+    (f"- password: |\n    {S}\n  other: 1", f"- password: |\n    {R}\n  other: 1"),
+    (f"cfg:\n  secret: >\n    {S}\n  n: 1", f"cfg:\n  secret: >\n    {R}\n  n: 1"),
+    (f"api_key: |\r\n  {S}\r\nn: 1", f"api_key: |\r\n  {R}\r\nn: 1"),
+])
+def test_a_yaml_block_scalar_loses_its_lines(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"api%5Fkey={S}", f"api%5Fkey={R}"),
+    (f"x=1&api%5Fkey={S}&y=2", f"x=1&api%5Fkey={R}&y=2"),
+    (f"a=1%26api_key%3D{S}", f"a=1%26api_key%3D{R}"),
+    (f"%22password%22%3A%22{S}%22", f"%22password%22%3A{R}"),
+])
+def test_a_percent_encoded_name_or_separator_is_read(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"password=ab,{S}", f"password={R}"),
+    (f"password=ab&{S}", f"password={R}"),
+    (f"password=ab,{S},model=m", f"password={R},model=m"),
+    (f"api_key={S}&model=m", f"api_key={R}&model=m"),
+    (f"api_key={S}, model=m", f"api_key={R}, model=m"),
+])
+def test_a_bare_value_holding_a_comma_or_ampersand_goes_whole(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"x Cookie: sid={S}; x=1", f"x Cookie: {R} x=1"),
+    (f"sent Authorization: Basic {S} then", f"sent Authorization: {R} then"),
+    (f'sent Authorization: Digest username="u", response="{S}"\nn=1',
+     f"sent Authorization: {R}\nn=1"),
+    (f'{{\\"api_key\\": \\"{S}\\"}}', f'{{\\"api_key\\": \\"{R}\\"}}'),
+    (f"Cookie: sid={S}; x=1\nAccept: y", f"Cookie: {R}\nAccept: y"),
+])
+def test_mid_line_headers_and_escaped_json_stay_redacted(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "The quick brown fox, tokens and keys: fine.", "max_tokens: 512", "token_count == 5",
+    "a -> b", "x => y, z == w", "if a != b: pass", "--max-tokens 512 --model gpt",
+    "python -u script.py", "docker run -u 1000 img", "curl -u bob https://h/",
+    "description: |\n  some text\n  more\nmodel: m", "notes: >-\n  a\n  b\n", "key: value",
+    "a=1,b=2", "x=1&y=2", "user: bob, role: admin", "well-known --verbose -v", "e-mail a@b.c",
+    "thoughtSignature: abc", "eos_token: </s>", "price: $5, 6", "100%25 of keys: a%3Db",
+])
+def test_ordinary_text_keeps_its_spelling(text):
+    assert redact_text(text) == text
+
+
+def test_a_body_string_that_is_text_gets_the_same_rules():
+    assert redact_body(f"run --api-key {S}") == f"run --api-key {R}"
+    assert redact_body(f"api_key: |\n  {S}\n".encode()) == f"api_key: |\n  {R}\n"
+
+
+# -- 7. hostile repeats ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("unit", [
+    "api_key=[ ", 'api_key=" ', "api_key=' ", 'api_key=\\" ', "--api-key ", "password=a,",
+    "password=a&", "api_key == ", "api_key -> ", "-u a:", "-u ", "%41", "api%5Fkey%3D",
+    "api_key: |\n", "api_key: |\n  x\n", "a: |\n  api_key: >-\n", 'api_key="\\', "a=b,c=d,",
+    "Authorization: Digest ",
+])
+def test_hostile_text_redacts_to_a_fixed_point(unit):
+    """100 KB of each unit (their times, which must stay linear, are measured by
+    ``bench/redact_bench.py``): redacting what came out changes nothing more."""
+    text = (unit * (100_000 // len(unit) + 1))[:100_000]
+    out = redact_text(text)
+    assert redact_text(out) == out
