@@ -165,7 +165,13 @@ def test_two_json_values_back_to_back_are_refused_and_said_so(arguments, values)
     assert decision.detail.startswith(f"{values} JSON values back to back"), decision.detail
 
 
-@pytest.mark.parametrize("arguments", ['{"a": 1}{"a": 2', '{"a": 1}x', '{"a": 1}}'])
+def test_a_long_run_of_values_is_counted_up_to_a_bound():
+    decision = decide(chat("{}" * 20), PING_TOOLS)
+    assert decision.detail.startswith("9 or more JSON values back to back"), decision.detail
+
+
+@pytest.mark.parametrize("arguments", ['{"a": 1}{"a": 2', '{"a": 1}x', '{"a": 1}}',
+                                       '{"a": NaN}{"b": 2}', "NaN Infinity"])
 def test_a_value_then_anything_else_keeps_the_parser_message(arguments):
     decision = decide(chat(arguments), PING_TOOLS)
     assert decision.detail.startswith("strict parse failed: "), decision.detail

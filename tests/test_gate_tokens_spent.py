@@ -14,7 +14,7 @@ from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
 from callscope.core.engine import DecisionStep, Engine
 from callscope.core.gate.rules import RULES
 from callscope.core.providers import SPECS
-from callscope.core.providers.budget import TokenBudget
+from callscope.core.providers.budget import TokenBudget, proto3
 from callscope.core.replay import replay
 from callscope.core.session import open_input
 from callscope.core.tools import ToolSet, tools_from_request
@@ -115,13 +115,18 @@ def _session_with_limit(protocol: str, delta: int) -> tuple[bytes, ToolSet, int]
     return data, tools.with_request(body), used
 
 
-USAGE_BEFORE_TERMINAL = sorted(set(SPECS) - {"bedrock-converse"})
-
-
-@pytest.mark.parametrize("protocol", USAGE_BEFORE_TERMINAL)
+@pytest.mark.parametrize("protocol", sorted(SPECS))
 def test_every_protocol_reads_its_limit_and_its_count(protocol):
+    """Where the usage comes before the terminal signal, the limit is read; where it comes
+    after (Bedrock Converse's ``metadata`` follows ``messageStop``), the budget declares it, and
+    the call is decided before the count exists."""
+    budget = SPECS[protocol].token_budget
+    assert budget is not None
     data, tools, used = _session_with_limit(protocol, 0)
     [decision] = decisions(data, tools, protocol)
+    if budget.after_terminal:
+        assert decision.action == "execute", decision.detail
+        return
     assert (decision.action, decision.rule) == ("refuse", "tokens-spent"), decision.detail
     assert f"{used} output tokens" in decision.detail
     data, tools, _ = _session_with_limit(protocol, 1)
@@ -129,12 +134,35 @@ def test_every_protocol_reads_its_limit_and_its_count(protocol):
     assert decision.action == "execute", decision.detail
 
 
-def test_bedrock_converse_reports_its_usage_after_the_decision():
-    """Converse's usage is in ``metadata``, after the terminal ``messageStop``: the call is
-    decided before the count exists (docs: the gate's output-token budgets)."""
-    data, tools, _ = _session_with_limit("bedrock-converse", 0)
-    [decision] = decisions(data, tools, "bedrock-converse")
-    assert decision.action == "execute"
+@pytest.mark.parametrize("n, completion_tokens, action", [
+    (2, 16, "execute"), (2, 31, "execute"), (2, 32, "refuse"), (1, 16, "refuse"),
+    (0, 16, "refuse"), ("2", 16, "refuse"),  # (not a count: one choice)
+])
+def test_the_limit_binds_each_choice_and_the_usage_counts_them_all(n, completion_tokens, action):
+    """Chat's ``n``: two whole calls under ``max_tokens`` 16 may spend 30 tokens between them."""
+    [decision] = decisions(chat_stream(CUT_CODE, completion_tokens=completion_tokens),
+                           ToolSet([WRITE_TOOL], request={"max_tokens": 16, "n": n}))
+    assert decision.action == action, decision.detail
+
+
+@pytest.mark.parametrize("config, limit", [
+    ({"generationConfig": {"maxOutputTokens": 4}}, 4),
+    ({"generationConfig": {"max_output_tokens": 4}}, 4),
+    ({"generation_config": {"maxOutputTokens": 4}}, 4),
+    ({"generation_config": {"max_output_tokens": 4}}, 4),
+    ({"generationConfig": {"maxOutputTokens": 4, "candidateCount": 3}}, 12),
+    ({"generation_config": {"max_output_tokens": 4, "candidate_count": 3}}, 12),
+])
+def test_gemini_reads_its_limit_and_candidates_in_either_proto3_spelling(config, limit):
+    budget = SPECS["gemini-generate"].token_budget
+    assert budget is not None
+    assert budget.overrun(config, {"candidatesTokenCount": limit}) == (limit, limit)
+    assert budget.overrun(config, {"candidatesTokenCount": limit - 1}) is None
+
+
+def test_proto3_spells_each_level_both_ways():
+    assert proto3("aB", "c") == (("aB", "c"), ("a_b", "c"))
+    assert len(proto3("generationConfig", "maxOutputTokens")) == 4
 
 
 def test_every_protocol_declares_a_budget():

@@ -77,7 +77,8 @@ def parse_error(call: CallBuffer) -> str:
     except orjson.JSONDecodeError as exc:
         values = _values_back_to_back(call.text)
         if values > 1:
-            return (f"{values} JSON values back to back, not one: several calls streamed under "
+            many = f"{values} or more" if values == _MOST_VALUES else str(values)
+            return (f"{many} JSON values back to back, not one: several calls streamed under "
                     "one index or id, or the whole arguments sent again after their fragments")
         return f"strict parse failed: {exc}"[:200]
     duplicate = duplicate_key(call.text)
@@ -86,12 +87,19 @@ def parse_error(call: CallBuffer) -> str:
     return "strict parse failed"
 
 
-def _values_back_to_back(text: str, most: int = 9) -> int:
+_MOST_VALUES = 9
+
+
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _values_back_to_back(text: str, most: int = _MOST_VALUES) -> int:
     """How many whole JSON values ``text`` is, written one after another (``{"a":1}{"b":2}``:
     a server streams that when it gives parallel calls one index or id, or resends a call's
     whole arguments after their fragments), counting up to ``most``; 0 when the text is not
     such a run of values."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=_not_json)  # (NaN and Infinity are not JSON)
     at, count = 0, 0
     while count < most:
         at = _JSON_SPACE.match(text, at).end()  # type: ignore[union-attr]  # (* always matches)

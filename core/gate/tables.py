@@ -42,12 +42,16 @@ def _paths(paths: tuple[Path, ...], joiner: str) -> str:
 
 def budgets_table() -> str:
     rows = ["| protocol | the request's limit (the smallest set binds) | the limit the stream "
-            "echoes | the output tokens counted (summed) |", "|---|---|---|---|"]
+            "echoes | choices (the limit binds each) | the output tokens counted (summed) |",
+            "|---|---|---|---|---|"]
     for name, spec in SPECS.items():
         budget = spec.token_budget
         if budget is not None:
+            late = (" (after the terminal signal: every call is decided before it, so never "
+                    "read)" if budget.after_terminal else "")
             rows.append(f"| `{name}` | {_paths(budget.limits, ', ')} | "
-                        f"{_paths(budget.echoed, ', ')} | {_paths(budget.spent, ' + ')} |")
+                        f"{_paths(budget.echoed, ', ')} | {_paths(budget.choices, ', ')} | "
+                        f"{_paths(budget.spent, ' + ')}{late} |")
     return "\n".join(rows)
 
 

@@ -10,6 +10,7 @@ knows a protocol.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 from msgspec import Struct
@@ -23,6 +24,14 @@ def _at(value: Any, path: Path) -> Any:
             return None
         value = value.get(name)
     return value
+
+
+def proto3(*camel: str) -> tuple[Path, ...]:
+    """A path of camelCase names in every spelling proto3 JSON accepts: each name either as
+    written or in snake_case, level by level (``generationConfig.max_output_tokens`` too)."""
+    def snake(name: str) -> str:
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    return tuple(dict.fromkeys(product(*((name, snake(name)) for name in camel))))
 
 
 def _count(value: Any) -> int | None:
@@ -46,6 +55,15 @@ class TokenBudget(Struct, frozen=True):
     limit (Responses' response object: ``max_output_tokens``). A capture with no request is
     judged by it; with both, the smaller binds (a server may lower what was asked)."""
 
+    choices: tuple[Path, ...] = ()
+    """Paths into the request body to how many choices it asks for (Chat's ``n``, Gemini's
+    ``candidateCount``): the usage counts every choice while the limit binds each one, so the
+    budget the usage is held to is the limit times that number."""
+    after_terminal: bool = False
+    """The stream reports its usage only after its terminal signal (Bedrock Converse's
+    ``metadata`` follows ``messageStop``): every call is decided before the count exists, so
+    the rule never reads this budget; the README's table says so."""
+
     def echo(self, carrier: Any) -> int | None:
         """The limit the object carrying the usage echoes (:attr:`echoed`), or None."""
         found = [n for n in (_count(_at(carrier, path)) for path in self.echoed) if n]
@@ -63,11 +81,13 @@ class TokenBudget(Struct, frozen=True):
 
     def overrun(self, body: Any, usage: Mapping[str, Any],
                 echoed: int | None = None) -> tuple[int, int] | None:
-        """(spent, limit) when the reported usage reaches the limit, else None: the request's
-        limit, or the one the stream ``echoed``, the smaller when both are known."""
+        """(spent, budget) when the reported usage reaches the budget, else None: the request's
+        limit, or the one the stream ``echoed`` (the smaller when both are known), times the
+        choices the request asks for (:attr:`choices`)."""
         limits = [n for n in (self.limit(body), echoed) if n]
         if not limits:
             return None
-        limit = min(limits)
+        counts = [n for n in (_count(_at(body, path)) for path in self.choices) if n]
+        limit = min(limits) * (max(counts) if counts else 1)
         used = self.used(usage)
         return (used, limit) if used is not None and used >= limit else None

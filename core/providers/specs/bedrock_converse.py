@@ -80,8 +80,6 @@ SPEC = ProtocolSpec(
     framing="aws-eventstream",
     stream_default=True,
     content_type="application/vnd.amazon.eventstream",
-    # The usage comes in `metadata`, after the terminal messageStop: the gate has
-    # decided by then, so this budget is shown, never read by a decision (docs/gate.md).
     token_budget=TokenBudget(limits=(("inferenceConfig", "maxTokens"),),
-                             spent=(("outputTokens",),)),
+                             spent=(("outputTokens",),), after_terminal=True),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frame import Frame
-from ..budget import TokenBudget
+from ..budget import TokenBudget, proto3
 from ..http_errors import RETRY_AFTER_SECONDS, ErrorShape, shape_for
 from ..spec import CUT, FAILED, OK, LiveShape, ProtocolSpec, StopVerdict, Synthetic
 
@@ -109,8 +109,9 @@ SPEC = ProtocolSpec(
     synthetic=Synthetic("synth_wire:encode_generate", b"\r\n", "gemini-2.5-flash", ""),
     stream_query=("alt", "sse"),
     # Thoughts count against maxOutputTokens beside the candidates' tokens
-    # (googleapis/python-genai#2062). proto3 JSON also accepts the snake_case names.
-    token_budget=TokenBudget(limits=(("generationConfig", "maxOutputTokens"),
-                                     ("generation_config", "max_output_tokens")),
-                             spent=(("candidatesTokenCount",), ("thoughtsTokenCount",))),
+    # (googleapis/python-genai#2062); candidatesTokenCount sums every candidate, and the
+    # limit binds each. proto3 JSON accepts either spelling of each name.
+    token_budget=TokenBudget(limits=proto3("generationConfig", "maxOutputTokens"),
+                             spent=(("candidatesTokenCount",), ("thoughtsTokenCount",)),
+                             choices=proto3("generationConfig", "candidateCount")),
 )

@@ -62,7 +62,8 @@ SPEC = ProtocolSpec(
     live=LiveShape(OPENAI_KEYS, "OPENAI_BASE_URL", OPENAI_BASE, "/chat/completions", bearer, body,
                    tool, system=system, tool_choice=tool_choice),
     synthetic=Synthetic("synth_wire:encode_chat", b"\n", "gpt-4o-2024-08-06", "{}"),
-    # Reasoning tokens count in completion_tokens and against either limit.
+    # Reasoning tokens count in completion_tokens and against either limit; with n choices,
+    # completion_tokens counts them all and the limit binds each.
     token_budget=TokenBudget(limits=(("max_completion_tokens",), ("max_tokens",)),
-                             spent=(("completion_tokens",),)),
+                             spent=(("completion_tokens",),), choices=(("n",),)),
 )
