@@ -7,7 +7,8 @@ A URL is redacted wherever a credential can sit in it:
 * the user info after every ``//`` (``https://user:PASS@host``, protocol-relative
   ``//user:PASS@host``): the password, or the user when there is no password (a token given
   as the user name, ``https://ghp_TOKEN@github.com``); a password holding ``/``, ``#`` or
-  ``?`` is read to its ``@``;
+  ``?`` is read to its ``@`` (unless digits alone come before them, which read as a port, or
+  the ``@`` opens a path segment: ``localhost:$PORT/@vite/client``);
 * a path segment's matrix parameters (``/v1/models;key=SECRET/x``), and a target that starts
   with a parameter list (``key=SECRET;a=1``, ``key=SECRET|https://x/``);
 * the query and the ``#fragment`` (OAuth's implicit flow returns ``#access_token=...``), the
@@ -18,7 +19,11 @@ A URL is redacted wherever a credential can sit in it:
 
 In text, every run of URL characters that holds ``?``, ``#``, ``;`` or ``//`` is read as a URL,
 with or without a scheme or a leading ``/`` (``host/v1?key=S``, ``callback?access_token=S``,
-``<p?key=S>; rel=next``, ``0;url=cb?token=S``), also JSON-escaped (``\\/``, ``\\u0026``).
+``<p?key=S>; rel=next``, ``0;url=cb?token=S``), also JSON-escaped (``\\/``, ``\\u0026``); a
+run holding ``&`` and ``=`` is read as a query string (``a=1&key=S``, or the rest of a URL a
+quote cut: ``?q=Joe's+Diner&key=S``), and a run holding ``%`` as a value that may be a URL
+percent-encoded whole (``https%3A%2F%2Fh%2F%3Fkey%3DS``). A run's unbalanced closing
+parentheses are not its own (``[docs](https://h/?key=S)``).
 
 The rest of the URL keeps its exact spelling; a value that held a secret under percent-encoding
 is written back percent-encoded, with ``[REDACTED]`` in place of the secret.
@@ -27,7 +32,7 @@ is written back percent-encoded, with ``[REDACTED]`` in place of the secret.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from urllib.parse import quote, unquote, unquote_plus
 
@@ -36,9 +41,10 @@ SECRET_HEADERS = frozenset({
     "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
     "cookie", "set-cookie",
 })
-SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "sig"})
+SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "sig",
+                                 "pass"})
 SECRET_NAME_WORDS = ("auth", "key", "token", "secret", "signature", "cookie", "session",
-                     "credential")
+                     "credential", "password", "passwd", "passphrase", "passcode", "pwd", "jwt")
 """A header or query parameter whose name contains one of these (in any case) holds a
 credential: gateways add their own (``Helicone-Auth``, ``x-portkey-api-key``,
 ``cf-aig-authorization``, ``x-amz-security-token``, ``X-Amz-Signature``), and a name list
@@ -152,7 +158,7 @@ def _redact_userinfo(url: str) -> str:
                 continue
             if next_at == -2 or 0 <= next_at < end:
                 next_at = url.find("@", end)
-            if next_at < 0:
+            if next_at < 0 or url[next_at - 1] == "/":  # (``/@x``: a path segment, not a user)
                 continue
             info_end = next_at
         user, colon, _ = url[start:info_end].partition(":")
@@ -184,16 +190,18 @@ def _redact_matrix(path: str, also: tuple[str, ...], depth: int) -> str:
     return _matrix_param().sub(one, path)
 
 
-def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool) -> str:
+def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool,
+                   named: Callable[[str, tuple[str, ...]], bool] = secret_name) -> str:
     """``name=value`` parameters separated by ``&`` or ``;``, each credential's value redacted,
     every other value looked into (:func:`_redact_value`) and every separator kept. A part with no
     ``=`` is looked into as a value when its decoding holds a pair or a URL (``key%3DSECRET``);
-    else, when ``bare``, it is redacted if its name is a credential's (``?apikey``)."""
+    else, when ``bare``, it is redacted if its name is a credential's (``?apikey``). ``named``
+    judges the names (:func:`secret_name` in a URL)."""
     parts = re.split(r"([&;])", params)
     for i in range(0, len(parts), 2):  # (the odd items are the separators)
         name, equals, value = parts[i].partition("=")
         if equals:
-            if secret_name(unquote_plus(name), also):
+            if named(unquote_plus(name), also):
                 parts[i] = f"{name}={REDACTED}"
             elif value:
                 parts[i] = f"{name}={_redact_value(value, also, depth + 1)}"
@@ -247,7 +255,7 @@ def redact_urls(text: str, also: Iterable[str] = ()) -> str:
     JSON-escaped) is one, with or without a scheme or a leading ``/``; a whole string with no
     space that starts with ``/`` is one URL. Prose with no such run (``is x=1? yes``) is never
     changed; the rest keeps its exact spelling."""
-    if not any(c in text for c in "?#;/\\"):
+    if not any(c in text for c in "?#;/\\&%"):
         return text
     also = tuple(also)
     if text.startswith("/") and not any(c.isspace() for c in text):
@@ -256,6 +264,41 @@ def redact_urls(text: str, also: Iterable[str] = ()) -> str:
 
 
 def _target(run: str, also: tuple[str, ...]) -> str:
+    """A run of URL characters in text, redacted as the module's rules read it. A Markdown
+    link's target (after its last ``](``) is a run of its own, and closing parentheses that
+    end a run without opening in it are the text's (``(see https://h/?key=S)``)."""
+    head, link, run = run.rpartition("](")
+    tail = ""
+    if run.endswith(")"):
+        unbalanced = min(run.count(")") - run.count("("), len(run) - len(run.rstrip(")")))
+        if unbalanced > 0:
+            run, tail = run[:-unbalanced], run[-unbalanced:]
+    return (_redact_run(head, also) if head else "") + link + _redact_run(run, also) + tail
+
+
+def _redact_run(run: str, also: tuple[str, ...]) -> str:
     if any(c in run for c in "?#;") or "//" in run or "\\u00" in run or "\\/\\/" in run:
         return redact_url(run, also)
+    if "&" in run and "=" in run:
+        return _redact_params(run, also, 0, bare=False, named=_secret_word_name)
+    if "%" in run:
+        return _redact_value(run, also, 0)
     return run
+
+
+@cache
+def _name_words() -> re.Pattern[str]:
+    """A name's words: its runs of letters and digits, split again where a lower-case letter
+    meets a capital (``sessionId``: session, id)."""
+    return re.compile(r"[A-Z]*[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def _secret_word_name(name: str, also: tuple[str, ...]) -> bool:
+    """The stricter name rule of a parameter list found in text with no URL around it
+    (``a=1&key=S``): a query parameter's name (:data:`SECRET_QUERY_PARAMS`, ``also``) or a
+    name one of whose words is a secret word (``db_password``, ``sessionId``), not a name that
+    only holds one (``monkey``, ``max_tokens``): text is prose as often as it is a query."""
+    lower = name.lower()
+    if lower in SECRET_QUERY_PARAMS or any(lower == extra.lower() for extra in also):
+        return True
+    return any(word.lower() in SECRET_NAME_WORDS for word in _name_words().findall(name))

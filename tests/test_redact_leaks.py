@@ -5,26 +5,12 @@ info of every shape, parameter lists hidden in a value, and the text and request
 
 from __future__ import annotations
 
-from urllib.parse import unquote_plus
-
 import pytest
 from callscope.core.redact import REDACTED, redact_body, redact_headers, redact_text, redact_url
 from callscope.core.redact_url import redact_urls
+from leak_check import LEAKED, leaks
 
-SECRET = "sk-LEAKED9913"
-
-
-def leaks(text: object) -> bool:
-    """Whether the secret shows in ``text`` or in any percent-decoding of it."""
-    seen = str(text)
-    for _ in range(12):
-        if SECRET in seen:
-            return True
-        decoded = unquote_plus(seen)
-        if decoded == seen:
-            return False
-        seen = decoded
-    return True
+SECRET = LEAKED
 
 
 # -- 1. a target with no scheme and no leading "/" --------------------------------------------
@@ -166,3 +152,51 @@ def test_hostile_url_text_redacts_to_a_fixed_point(unit):
     for redact in (redact_urls, redact_url, redact_text):
         out = redact(text)
         assert redact(out) == out
+
+
+# -- 5. a query string a quote cut, one without its "?", a URL encoded whole -------------------
+
+@pytest.mark.parametrize("text, expected", [
+    (f"https://www.google.com/maps/embed/v1/place?q=Joe's+Diner&key={SECRET}",
+     f"https://www.google.com/maps/embed/v1/place?q=Joe's+Diner&key={REDACTED}"),
+    (f'https://h/v1/x?q="a"&key={SECRET}', f'https://h/v1/x?q="a"&key={REDACTED}'),
+    (f"a=1&key={SECRET}", f"a=1&key={REDACTED}"),
+    (f"a=1&db_password={SECRET}&sessionId={SECRET}",
+     f"a=1&db_password={REDACTED}&sessionId={REDACTED}"),
+    (f"https%3A%2F%2Fh%2F%3Fkey%3D{SECRET}", f"https%3A%2F%2Fh%2F%3Fkey%3D{REDACTED}"),
+    (f"redirect=https%3A%2F%2Fh%2F%3Fkey%3D{SECRET}",
+     f"redirect=https%3A%2F%2Fh%2F%3Fkey%3D{REDACTED}"),
+    (f"https%3A%2F%2Fu%3A{SECRET}%40h%2Fx", f"https%3A%2F%2Fu%3A{REDACTED}%40h%2Fx"),
+])
+def test_a_query_the_url_rules_could_not_see_is_redacted(text, expected):
+    assert redact_urls(text) == expected
+    assert not leaks(redact_headers({"X-Original": text}))
+    assert not leaks(redact_body({"m": text}))
+    assert not leaks(redact_text(text))
+
+
+@pytest.mark.parametrize("name", ["password", "pass", "passwd", "pwd", "db_password", "jwt"])
+def test_a_password_parameter_in_a_url_is_redacted(name):
+    url = f"https://h/db?user=a&{name}={SECRET}"
+    assert redact_url(url) == f"https://h/db?user=a&{name}={REDACTED}"
+    assert not leaks(redact_headers({"Location": url}))
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"[docs](https://h/x?key={SECRET}) and more", f"[docs](https://h/x?key={REDACTED}) and more"),
+    (f"(see https://h/x?key={SECRET})", f"(see https://h/x?key={REDACTED})"),
+    (f"https://en.wikipedia.org/wiki/Foo_(bar)?key={SECRET}",
+     f"https://en.wikipedia.org/wiki/Foo_(bar)?key={REDACTED}"),
+])
+def test_the_text_around_a_url_keeps_its_parentheses(text, expected):
+    assert redact_urls(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "http://localhost:$PORT/@vite/client", "https://registry.npmjs.org:{port}/@scope/pkg",
+    "100% sure & x=1", "f(a)(b))", "[a](b) and (c)", "a&b", "50%", "x=1&y=2",
+    "https://h/a?page=2&sort=asc", "rock & roll = fun", "max_tokens=5&monkey=1",
+    "a=1&tokens=3",
+])
+def test_text_with_no_credential_keeps_its_spelling(text):
+    assert redact_urls(text) == text

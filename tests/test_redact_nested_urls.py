@@ -13,21 +13,13 @@ from callscope.core.redact_url import MAX_NESTED_URL_DEPTH, redact_urls
 from callscope.core.session import Chunk, SessionHeader, StreamEnd, open_session, save_session
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from leak_check import leaks as shows
 
 SECRET = "sk-NESTED7731"
 
 
-def decodings(text: str) -> list[str]:
-    """``text`` and each percent-decoding of it, until one changes nothing: a secret is
-    leaked if any of them shows it."""
-    seen = [text]
-    while (decoded := unquote_plus(seen[-1])) != seen[-1] and len(seen) < 40:
-        seen.append(decoded)
-    return seen
-
-
 def leaks(text: str) -> bool:
-    return any(SECRET in form for form in decodings(text))
+    return shows(text, SECRET)
 
 
 # -- 1. a URL inside a parameter's value ----------------------------------------------------
