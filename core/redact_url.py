@@ -84,17 +84,27 @@ def redact_url(url: str, also: Iterable[str] = ()) -> str:
     inside JSON text (``https:\\/\\/h\\/?a=1\\u0026key=S``, Go escapes ``&``) is judged as the
     URL it stands for; when something was redacted, each character that came escaped is written
     escaped again."""
-    also = tuple(also)
-    if "\\" not in url:
-        return _redact_url(url, also, 0)
+    return _judged_unescaped(url, tuple(also), _redact_whole_url)
+
+
+def _redact_whole_url(url: str, also: tuple[str, ...]) -> str:
+    return _redact_url(url, also, 0)
+
+
+def _judged_unescaped(text: str, also: tuple[str, ...],
+                      redact: Callable[[str, tuple[str, ...]], str]) -> str:
+    """``redact(text)``, with the JSON escapes of URL characters in ``text`` read as those
+    characters (:func:`_json_escape`) and, when something was redacted, written escaped again."""
+    if "\\" not in text:
+        return redact(text, also)
     escapes = _json_escape()
-    decoded = escapes.sub(lambda m: _unescaped(m.group(0)), url)
-    if decoded == url:
-        return _redact_url(url, also, 0)
-    out = _redact_url(decoded, also, 0)
+    decoded = escapes.sub(lambda m: _unescaped(m.group(0)), text)
+    if decoded == text:
+        return redact(text, also)
+    out = redact(decoded, also)
     if out == decoded:
-        return url
-    return out.translate({ord(_unescaped(e)): e for e in escapes.findall(url)})
+        return text
+    return out.translate({ord(_unescaped(e)): e for e in escapes.findall(text)})
 
 
 @cache
@@ -190,6 +200,9 @@ def _redact_matrix(path: str, also: tuple[str, ...], depth: int) -> str:
     return _matrix_param().sub(one, path)
 
 
+_QUERY_START = re.compile(r"[?#]")
+
+
 def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool,
                    named: Callable[[str, tuple[str, ...]], bool] = secret_name) -> str:
     """``name=value`` parameters separated by ``&`` or ``;``, each credential's value redacted,
@@ -201,7 +214,9 @@ def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool
     for i in range(0, len(parts), 2):  # (the odd items are the separators)
         name, equals, value = parts[i].partition("=")
         if equals:
-            if named(unquote_plus(name), also):
+            # A name holding ? or # is the end of a URL the split ran over (``?https://h/?k=``):
+            # its own name is what follows the last of them.
+            if named(unquote_plus(_QUERY_START.split(name)[-1]), also):
                 parts[i] = f"{name}={REDACTED}"
             elif value:
                 parts[i] = f"{name}={_redact_value(value, also, depth + 1)}"
@@ -273,17 +288,22 @@ def _target(run: str, also: tuple[str, ...]) -> str:
         unbalanced = min(run.count(")") - run.count("("), len(run) - len(run.rstrip(")")))
         if unbalanced > 0:
             run, tail = run[:-unbalanced], run[-unbalanced:]
-    return (_redact_run(head, also) if head else "") + link + _redact_run(run, also) + tail
+    return ((_judged_unescaped(head, also, _redact_run) if head else "") + link
+            + _judged_unescaped(run, also, _redact_run) + tail)
 
 
 def _redact_run(run: str, also: tuple[str, ...]) -> str:
-    if any(c in run for c in "?#;") or "//" in run or "\\u00" in run or "\\/\\/" in run:
-        return redact_url(run, also)
-    if "&" in run and "=" in run:
-        return _redact_params(run, also, 0, bare=False, named=_secret_word_name)
-    if "%" in run:
+    """One run (its JSON escapes read): as a URL when it holds a URL's marks; then, holding
+    ``&`` and ``=``, as a parameter list too (a run may be the rest of a URL whose start the
+    split cut off: ``/&key=S`` after ``?q=<``); else, holding ``%``, as a value maybe encoded
+    whole."""
+    url = any(c in run for c in "?#;") or "//" in run
+    out = _redact_url(run, also, 0) if url else run
+    if "&" in out and "=" in out:
+        return _redact_params(out, also, 0, bare=False, named=_secret_word_name)
+    if not url and "%" in run:
         return _redact_value(run, also, 0)
-    return run
+    return out
 
 
 @cache

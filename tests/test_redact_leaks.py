@@ -5,9 +5,13 @@ info of every shape, parameter lists hidden in a value, and the text and request
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from callscope.core.redact import REDACTED, redact_body, redact_headers, redact_text, redact_url
 from callscope.core.redact_url import redact_urls
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from leak_check import LEAKED, leaks
 
 SECRET = LEAKED
@@ -200,3 +204,36 @@ def test_the_text_around_a_url_keeps_its_parentheses(text, expected):
 ])
 def test_text_with_no_credential_keeps_its_spelling(text):
     assert redact_urls(text) == text
+
+
+# -- 6. any punctuation around and inside a URL ------------------------------------------------
+
+_PUNCT = "'\"()<>,!*[]{}|\\^`~$@:/.-_+%?#;&="
+_AROUND = "ab ,.;:!?()[]{}<>\"'`\n\t=&/#"
+
+
+@settings(max_examples=400, deadline=None)
+@given(before=st.lists(st.tuples(st.sampled_from(["q", "page", "redirect", "state"]),
+                                 st.text(alphabet="abc019" + _PUNCT, max_size=8)), max_size=3),
+       after=st.lists(st.tuples(st.sampled_from(["x", "lang"]),
+                                st.text(alphabet="abc019" + _PUNCT, max_size=8)), max_size=2),
+       name=st.sampled_from(["key", "api_key", "access_token", "token", "sig", "password"]),
+       sep=st.sampled_from(["&", ";"]), where=st.sampled_from(["?", "#"]),
+       start=st.sampled_from(["https://h.example/v1/x", "/v1/x", "h.example/p", "", "//h/"]),
+       prefix=st.text(alphabet=_AROUND, max_size=6), suffix=st.text(alphabet=_AROUND, max_size=6),
+       json_escaped=st.booleans())
+def test_no_punctuation_around_or_inside_a_url_lets_its_credential_through(
+        before, after, name, sep, where, start, prefix, suffix, json_escaped):
+    """Other parameters' values hold any punctuation (a quote, a bracket, a backslash ends a
+    run of URL characters in text), and the text around the URL too, maybe written as JSON
+    with ``\\/`` and ``\\u0026``: the credential never shows, and redacting again changes
+    nothing."""
+    pairs = [f"{n}={v}" for n, v in before] + [f"{name}={SECRET}"] + [f"{n}={v}" for n, v in after]
+    text = f"{prefix}{start}{where}{sep.join(pairs)}{suffix}"
+    if json_escaped:
+        text = json.dumps({"u": text}).replace("/", "\\/").replace("&", "\\u0026")
+    for redact in (redact_text, redact_urls, lambda t: redact_headers({"X": t})["X"],
+                   lambda t: redact_body({"m": t})["m"]):
+        out = redact(text)
+        assert not leaks(out), (text, out)
+        assert redact(out) == out, (text, out)
