@@ -109,19 +109,22 @@ _SEPARATOR = r"(?:->|=>|:=|[!=]==?|[:=]|%3[AaDd])"
 (``==``, ``!=``, ``:=``, ``=>``, ``->``: the value stands right after it), and ``:``/``=``
 percent-encoded."""
 
-_NAME_START = (r"(?:(?<![\w.-])|(?<=%2[0267CcFf])|(?<=%3[AaBbDdFf])|(?<=%0[AaDd]))")
-"""Where a name starts: not inside a word, or right after an encoded separator (``%26``, ``%3D``,
-``%20``...), never after an encoded letter, so a run of escapes is read once."""
+_NAME_START = (r"(?:(?<!\w)(?<!\w[.-])|(?<=%2[0267CcFf])|(?<=%3[AaBbDdFf])|(?<=%0[AaDd]))")
+"""Where a name starts: not inside a word (a ``.`` or ``-`` that follows none is no part of a
+name: ``.api_key=S``), or right after an encoded separator (``%26``, ``%3D``, ``%20``...), never
+after an encoded letter, so a run of escapes is read once."""
 
 
 @cache
 def _pair_name() -> re.Pattern[str]:
     """A pair's name and separator in text, compiled on first use (as :func:`_secret_word`):
     ``name: value`` and the other separators (the name maybe quoted, or JSON-escaped quoted),
-    or a command-line flag, ``--name value``, ``--name=value``, ``-n value``."""
+    or a command-line flag, ``--name value``, ``--name=value``, ``-n value``. After the
+    separator, JSON's escaped whitespace (``\\t``, ``\\n``) is skipped as whitespace is."""
+    space = r"(?:\s|\\[nrt])*"
     return re.compile(
-        rf"""{_NAME_START}(?:(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR})\s*"""
-        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR})\s*)""")
+        rf"""{_NAME_START}(?:(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR}){space}"""
+        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR}){space})""")
 
 
 @cache
@@ -162,9 +165,18 @@ def _text_pieces(text: str) -> Iterator[str]:
     at = 0
     names, values = _pair_name(), _pair_value()
     while (found := names.search(text, at)) is not None:
+        flag, name = found.group("flag"), found.group("fname") or found.group("name")
+        if not (flag is not None and flag + name in USER_PASSWORD_FLAGS) and not \
+                secret_member_name(unquote(name) if "%" in name else name):
+            # The value is scanned on: it may hold a pair of its own, from right after the
+            # separator (the space after it may be JSON's \n, which a name can follow).
+            sep = "sep" if found.group("sep") is not None else "fsep"
+            resume = found.end(sep) if found.group(sep) is not None else found.end()
+            yield text[at:resume]
+            at = resume
+            continue
         yield text[at:found.end()]
         at = found.end()
-        flag, name = found.group("flag"), found.group("fname") or found.group("name")
         if flag is not None and flag + name in USER_PASSWORD_FLAGS:
             if (value := values.match(text, at)) is not None:
                 shown = _user_password(value.group(0))
@@ -172,8 +184,6 @@ def _text_pieces(text: str) -> Iterator[str]:
                     yield shown
                     at = value.end()
             continue
-        if not secret_member_name(unquote(name) if "%" in name else name):
-            continue  # the value is scanned on: it may hold a pair of its own
         if found.group("sep") == ":" and (block := _block_scalar().match(text, at)):
             yield block.group(0)
             at = yield from _block_lines(text, block.end(), found.start())

@@ -16,6 +16,8 @@ from callscope.core.redact import (
     redact_text,
     secret_member_name,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from leak_check import LEAKED, leaks
 
 SECRET = LEAKED
@@ -250,3 +252,42 @@ def test_hostile_text_redacts_to_a_fixed_point(unit):
     text = (unit * (100_000 // len(unit) + 1))[:100_000]
     out = redact_text(text)
     assert redact_text(out) == out
+
+
+# -- any text around a pair, maybe written as JSON ---------------------------------------------
+
+_FORMS = ['{n}={v}', '{n}: {v}', '"{n}": "{v}"', "'{n}': '{v}'", '{n}="{v}"', '--{n} {v}',
+          '--{n}={v}', '{n} = {v}', '"{n}":"{v}"', '{n}: Bearer {v}', '{n}:{v}', '{n}:\t{v}',
+          '{n}  =  "{v}"', '{n}: Basic {v}', "{n}='{v}'", 'export {n}={v}', '{n}: "{v}"',
+          '{{"{n}": ["{v}"]}}', '{n}={v};', '{n}={v},x=1', '{n}: {v} # c', '{n}:\n  {v}',
+          '{n} := "{v}"', '{n}=`{v}`', '{n}=${v}', '{n}=({v})']
+
+
+@settings(max_examples=500, deadline=None)
+@given(prefix=st.text(alphabet="ab ,.;:!?()[]{}<>\"'`\n\t=&/#-", max_size=8),
+       suffix=st.text(alphabet="ab ,.;:!?()[]{}<>\"'`\n\t=&/#-", max_size=8),
+       name=st.sampled_from(["api_key", "apiKey", "password", "access_token", "client_secret",
+                             "Authorization", "x-api-key", "token", "secret"]),
+       form=st.sampled_from(_FORMS), as_json=st.booleans())
+def test_no_text_around_a_pair_lets_its_secret_through(prefix, suffix, name, form, as_json):
+    """Any punctuation before and after a pair (a flag after a space), the whole maybe written
+    as a JSON string's inside (``\\n``, ``\\t``, ``\\"``): the secret never shows, and
+    redacting again changes nothing."""
+    if form.startswith("--") and prefix:
+        prefix += " "
+    text = prefix + form.format(n=name, v=SECRET) + suffix
+    if as_json:
+        text = json.dumps(text)[1:-1]
+    out = redact_text(text)
+    assert not leaks(out), (text, out)
+    assert redact_text(out) == out, (text, out)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f".api_key={SECRET}", f".api_key={REDACTED}"),
+    (f"\\n:\\napi_key={SECRET}", f"\\n:\\napi_key={REDACTED}"),
+    (f"api_key:\\t{SECRET}", f"api_key:\\t{REDACTED}"),
+    (f"-a:\\npassword={SECRET}", f"-a:\\npassword={REDACTED}"),
+])
+def test_a_pair_after_a_dot_or_json_whitespace_is_read(text, expected):
+    assert redact_text(text) == expected
