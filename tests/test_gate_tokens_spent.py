@@ -156,7 +156,8 @@ def test_the_limit_binds_each_choice_and_the_usage_counts_them_all(n, completion
 def test_gemini_reads_its_limit_and_candidates_in_either_proto3_spelling(config, limit):
     budget = SPECS["gemini-generate"].token_budget
     assert budget is not None
-    assert budget.overrun(config, {"candidatesTokenCount": limit}) == (limit, limit)
+    overrun = budget.overrun(config, {"candidatesTokenCount": limit})
+    assert overrun is not None and (overrun.used, overrun.budget) == (limit, limit)
     assert budget.overrun(config, {"candidatesTokenCount": limit - 1}) is None
 
 
@@ -210,7 +211,8 @@ def test_a_responses_capture_without_its_request_is_judged_by_the_echoed_limit()
     tools = ToolSet(DEMO_TOOL_DEFINITIONS)  # (no request)
     [decision] = decisions(_responses_with_echo(used), tools, "openai-responses")
     assert (decision.action, decision.rule) == ("refuse", "tokens-spent"), decision.detail
-    assert f"{used} output tokens, the limit of {used}" in decision.detail
+    assert (f"{used} output tokens, the budget is {used} (max_output_tokens {used} the stream "
+            "echoed)") in decision.detail
     for echoed in (used + 1, None, 0, True, "5"):
         [decision] = decisions(_responses_with_echo(echoed), tools, "openai-responses")
         assert decision.action == "execute", (echoed, decision.detail)

@@ -81,10 +81,10 @@ def _tokens_spent(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str |
                if budget is not None else None)
     if overrun is None:
         return None
-    used, limit = overrun
     stop = ctx.turn.stop.reason if ctx.turn.stop is not None else "none"
-    return (f"the usage reports {used} output tokens, the limit of {limit}: the "
-            f"output was cut there, whatever the stop reason ({stop}) says")[:200]
+    return (f"the usage reports {overrun.used} output tokens, the budget is {overrun.budget} "
+            f"({overrun.source}): the output was cut there, whatever the stop reason ({stop}) "
+            "says")[:300]
 
 
 def _not_closed(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:

@@ -80,14 +80,32 @@ class TokenBudget(Struct, frozen=True):
         return sum(found) if found else None
 
     def overrun(self, body: Any, usage: Mapping[str, Any],
-                echoed: int | None = None) -> tuple[int, int] | None:
-        """(spent, budget) when the reported usage reaches the budget, else None: the request's
+                echoed: int | None = None) -> Overrun | None:
+        """The overrun when the reported usage reaches the budget, else None: the request's
         limit, or the one the stream ``echoed`` (the smaller when both are known), times the
         choices the request asks for (:attr:`choices`)."""
-        limits = [n for n in (self.limit(body), echoed) if n]
+        limits = [(n, f"{'.'.join(path)} {n} in the request") for path in self.limits
+                  if (n := _count(_at(body, path)))]
+        if echoed:
+            limits.append((echoed, f"{'.'.join(self.echoed[0])} {echoed} the stream echoed"
+                           if self.echoed else f"{echoed} the stream echoed"))
         if not limits:
             return None
+        limit, source = min(limits)
         counts = [n for n in (_count(_at(body, path)) for path in self.choices) if n]
-        limit = min(limits) * (max(counts) if counts else 1)
+        choices = max(counts) if counts else 1
+        if choices > 1:
+            source = f"{source}, for each of {choices} choices"
         used = self.used(usage)
-        return (used, limit) if used is not None and used >= limit else None
+        if used is None or used < limit * choices:
+            return None
+        return Overrun(used, limit * choices, source)
+
+
+class Overrun(Struct, frozen=True):
+    """Usage that reached the budget: the tokens counted, the budget, and where it was set."""
+
+    used: int
+    budget: int
+    source: str
+    """Which limit bound, with its value (``max_tokens 16 in the request``)."""
