@@ -19,7 +19,8 @@ from callscope.core.redact_url import redact_urls
 UNITS = ("//a:b", "//a:b@", "a?", "?key%3D", ";a=%3B", "x=", "\\u0026", "\\/\\/u:", "@//",
          "a#b=", "?next=%25", "<p?k=1>;", "api_key=[ ", "api_key=\" ", "api_key=' ",
          'api_key=\\" ', "token: ", "--api-key ", "password=a,", "&a=", "%3F", "%", "](", "x)",
-         "'&k=", "x:\\n", "-a:\\t", ".a=")
+         "'&k=", "x:\\n", "-a:\\t", ".a=",
+         "<api_key ", "<token>", "<a b=")
 """Each repeated to the size: the shapes that once read a run again from each of its starts."""
 
 

@@ -119,12 +119,14 @@ after an encoded letter, so a run of escapes is read once."""
 def _pair_name() -> re.Pattern[str]:
     """A pair's name and separator in text, compiled on first use (as :func:`_secret_word`):
     ``name: value`` and the other separators (the name maybe quoted, or JSON-escaped quoted),
-    or a command-line flag, ``--name value``, ``--name=value``, ``-n value``. After the
+    or a command-line flag, ``--name value``, ``--name=value``, ``-n value``, or an XML
+    element's start tag, ``<name>value</name>`` (its value runs to the next ``<``). After the
     separator, JSON's escaped whitespace (``\\t``, ``\\n``) is skipped as whitespace is."""
     space = r"(?:\s|\\[nrt])*"
     return re.compile(
         rf"""{_NAME_START}(?:(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR}){space}"""
-        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR}){space})""")
+        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR}){space}"""
+        rf"""|(?<=<)(?P<tag>{_NAME})(?:\s[^<>]*)?>)""")
 
 
 @cache
@@ -165,7 +167,8 @@ def _text_pieces(text: str) -> Iterator[str]:
     at = 0
     names, values = _pair_name(), _pair_value()
     while (found := names.search(text, at)) is not None:
-        flag, name = found.group("flag"), found.group("fname") or found.group("name")
+        flag = found.group("flag")
+        name = found.group("fname") or found.group("name") or found.group("tag")
         if not (flag is not None and flag + name in USER_PASSWORD_FLAGS) and not \
                 secret_member_name(unquote(name) if "%" in name else name):
             # The value is scanned on: it may hold a pair of its own, from right after the
@@ -177,6 +180,13 @@ def _text_pieces(text: str) -> Iterator[str]:
             continue
         yield text[at:found.end()]
         at = found.end()
+        if found.group("tag") is not None:
+            end = text.find("<", at)
+            end = len(text) if end < 0 else end
+            if end > at:
+                yield REDACTED
+                at = end
+            continue
         if flag is not None and flag + name in USER_PASSWORD_FLAGS:
             if (value := values.match(text, at)) is not None:
                 shown = _user_password(value.group(0))

@@ -260,7 +260,8 @@ _FORMS = ['{n}={v}', '{n}: {v}', '"{n}": "{v}"', "'{n}': '{v}'", '{n}="{v}"', '-
           '--{n}={v}', '{n} = {v}', '"{n}":"{v}"', '{n}: Bearer {v}', '{n}:{v}', '{n}:\t{v}',
           '{n}  =  "{v}"', '{n}: Basic {v}', "{n}='{v}'", 'export {n}={v}', '{n}: "{v}"',
           '{{"{n}": ["{v}"]}}', '{n}={v};', '{n}={v},x=1', '{n}: {v} # c', '{n}:\n  {v}',
-          '{n} := "{v}"', '{n}=`{v}`', '{n}=${v}', '{n}=({v})']
+          '{n} := "{v}"', '{n}=`{v}`', '{n}=${v}', '{n}=({v})', '<{n}>{v}</{n}>',
+          '<{n} a="1">{v}</{n}>']
 
 
 @settings(max_examples=500, deadline=None)
@@ -290,4 +291,16 @@ def test_no_text_around_a_pair_lets_its_secret_through(prefix, suffix, name, for
     (f"-a:\\npassword={SECRET}", f"-a:\\npassword={REDACTED}"),
 ])
 def test_a_pair_after_a_dot_or_json_whitespace_is_read(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"<api_key>{SECRET}</api_key>", f"<api_key>{REDACTED}</api_key>"),
+    (f'<password type="x">{SECRET}</password> <name>bob</name>',
+     f'<password type="x">{REDACTED}</password> <name>bob</name>'),
+    (f"<config><apiKey>{SECRET}</apiKey></config>", f"<config><apiKey>{REDACTED}</apiKey></config>"),
+    (f"<secret>{SECRET}", f"<secret>{REDACTED}"),
+    ("<token/> <Token></Token> a<b>c", "<token/> <Token></Token> a<b>c"),
+])
+def test_an_xml_element_named_as_a_credential_loses_its_text(text, expected):
     assert redact_text(text) == expected
