@@ -235,3 +235,33 @@ def test_the_usage_record_carries_the_echoed_limit(tmp_path, capsys):
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     usage = [r for r in records if r["kind"] == "usage"]
     assert usage and usage[-1]["limit"] == 321
+
+
+def test_a_harness_that_trusts_the_lying_finish_reason_is_a_refused_finding(tmp_path):
+    """``check --harness``: the naive harness runs the call at finish_reason; on the lying
+    stream that is a ``refused`` finding naming the rule's evidence, and its reproduction keeps
+    the request, so it replays to the same refusal."""
+    import sys
+
+    from callscope.core.session import Chunk, SessionHeader, StreamEnd, save_session
+    from callscope.testing import check_harness
+    sys.path.insert(0, str(SESSIONS.parent / "docs" / "examples"))
+    from naive_harness import naive_harness
+
+    data = chat_stream(CUT_CODE, completion_tokens=16)
+    body = {"model": "m", "stream": True, "max_tokens": 16, "tools": [WRITE_TOOL]}
+    path = tmp_path / "lying.jsonl"
+    save_session(str(path), SessionHeader(protocol="openai-chat", tools=[WRITE_TOOL], request={
+        "method": "POST", "url": "http://127.0.0.1/v1/chat/completions", "headers": {},
+        "body": body}), [Chunk(0.0, data[:200]), Chunk(0.1, data[200:])],
+        StreamEnd("clean", at=0.2))
+    report = check_harness(naive_harness, str(path), out_dir=tmp_path / "found")
+    [refused] = [f for f in report.findings if f.kind == "refused"]
+    assert "16 output tokens" in refused.message and "max_tokens 16" in refused.message
+    assert refused.reproduction is not None
+    [decision] = [s.decision for s in replay(
+        [(c.t, c.data) for c in open_input(refused.reproduction).chunks()],
+        protocol="openai-chat",
+        tools=ToolSet([WRITE_TOOL], request=open_input(refused.reproduction).header.request["body"]))
+        if isinstance(s, DecisionStep)]
+    assert decision.rule == "tokens-spent"
