@@ -114,11 +114,15 @@ def json_text(value: object) -> str:
         return repr(value)
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ending in ``…`` where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def preview(value: object, limit: int = 60) -> str:
     """A bounded, depth-limited ``repr`` of an untrusted value for a one-line message: never
     recursive past two levels (a value nested 1,000 deep must not raise while being quoted)."""
-    text = _PREVIEW.repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clipped(_PREVIEW.repr(value), limit)
 
 
 def nested_deeper(raw: bytes, obj: Any, limit: int) -> bool:

@@ -83,7 +83,8 @@ class Quirk(Struct, frozen=True):
     """The protocols it applies to (None: any SSE stream)."""
     says: str
     seen: str
-    """Where it was seen (QUIRKS.md item and sources)."""
+    """Where it was seen: the QUIRKS.md item and sources, or ``B.2: ...`` for a shape of the
+    pain points (ANCHORS.md B.2) the quirk list does not number."""
     rewrite: Rewrite
     end: str | None = None
     """How serve ends the body instead of as recorded (``close``: mid-body, no clean end)."""

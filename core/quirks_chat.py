@@ -172,6 +172,20 @@ def _done_no_finish(events: list[Event]) -> list[Event]:
     return out
 
 
+def _length_as_tool_calls(events: list[Event]) -> list[Event]:
+    """vLLM: once a tool-call delta went out, a finish_reason ``length`` is sent as
+    ``tool_calls``; only the usage (completion_tokens at the request's limit) still tells."""
+    out = []
+    for e, data in _edited(events):
+        choice = _choice(e)
+        if choice is None or choice.get("finish_reason") != "length":
+            out.append(e)
+            continue
+        data["choices"][0]["finish_reason"] = "tool_calls"
+        out.append(e.changed(data))
+    return out
+
+
 def _usage_empty_choices(events: list[Event]) -> list[Event]:
     model = next((e for e in events if _choice(e) is not None), None)
     done = next((i for i, e in enumerate(events) if e.data == "[DONE]"), len(events))
@@ -226,6 +240,8 @@ CHAT_QUIRKS: list[tuple[str, str, str, Rewrite]] = [
      "7: GLM (vllm#42167), xlam (vllm#51697)", _args_resent),
     ("final-mixed", "the last fragment, finish_reason, a re-sent id/type/name and stop_reason "
      "in one chunk", "8: vllm#44098, vllm-ascend#8327", _final_mixed),
+    ("length-as-tool-calls", "finish_reason 'length' sent as 'tool_calls' (the usage still at the "
+     "request's limit)", "B.2: vllm-project/vllm#53269, #58228", _length_as_tool_calls),
     ("done-no-finish", "[DONE] without any finish_reason",
      "12: Evolink deepseek-v4-pro (openclaw PR#98575)", _done_no_finish),
     ("usage-empty-choices", "a usage-only chunk with empty 'choices' before [DONE]",

@@ -23,7 +23,7 @@ import orjson
 from msgspec import Struct
 
 from .errors import CallscopeError
-from .inert import plain, preview
+from .inert import clipped, plain, preview
 from .sweep_gate import GateCall, GateOutcome
 
 KINDS: dict[str, str] = {
@@ -144,7 +144,8 @@ def compare(executed: Sequence[Executed], gate: GateOutcome, *, full: bool) -> l
         elif call.action != "execute":
             why = _REASONS.get(call.reason or "", call.reason or "refused")
             problems.append(Problem("refused", done.name, f"executed {done.text()}, which the "
-                                    f"gate refuses ({call.reason}: {why}; {plain(call.detail)[:160]})"))
+                                    f"gate refuses ({call.reason}: {why}; "
+                                    f"{clipped(plain(call.detail), 240)})"))
         elif not same_json(call.arguments, done.arguments):
             problems.append(Problem("arguments", done.name, f"executed {done.text()}; the gate "
                                     f"executes it with {shown(call.arguments)}"))

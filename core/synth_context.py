@@ -57,7 +57,7 @@ class Context:
             self.breaks.setdefault(item, []).append(at)
         self.calls = [i for i, item in enumerate(turn.items) if isinstance(item, ToolCall)]
         chars = sum(len(x.text if isinstance(x, Text) else x.arguments) for x in turn.items)
-        self.output_tokens = max(1, chars // 4)
+        self.output_tokens = turn.output_tokens or max(1, chars // 4)
         self.input_tokens = rng.randint(80, 600)
         self.created = 1767000000 + rng.randint(0, 10_000_000)
         self._noise = token(rng, ALNUM, 4096)

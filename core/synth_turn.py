@@ -73,6 +73,9 @@ class Turn(Struct, frozen=True):
     breaks: tuple[tuple[int, int], ...] = ()
     """(item, character offset): extra fragment boundaries, so that a complete turn can carry
     exactly the fragments of a cut one."""
+    output_tokens: int | None = None
+    """The output tokens the usage reports; None: about one per four characters of output. A
+    turn the token limit cut reports the limit, as a provider does."""
 
 
 NO_ARGUMENTS: dict[str, str] = {name: spec.synthetic.no_arguments for name, spec in SPECS.items()}

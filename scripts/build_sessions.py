@@ -298,7 +298,7 @@ def write_constructed(path: Path, protocol: str, items: tuple[Item, ...], *, see
                       breaks: tuple[tuple[int, int], ...] = ()) -> None:
     tools = provider_tools(protocol, [*DEMO_TOOL_DEFINITIONS, *extra_tools], eager)
     turn = Turn(items, stop, cut=Cut(cut[0], len(cut[1])) if cut else None, tools=tuple(tools),
-                breaks=breaks)
+                breaks=breaks, output_tokens=max_tokens if stop.kind == "length" else None)
     stream = synthesize(protocol, turn, random.Random(seed), inside_chars=inside_chars)
     header = SessionHeader(
         protocol=protocol, source="constructed", status=200,

@@ -30,6 +30,8 @@ CASES: dict[str, tuple[Path, object, list[tuple[str, str | None]]]] = {
     "args-resent": (CHAT, "JSONDecodeError", [("refuse", "invalid_json")] * 3),
     "final-mixed": (CHAT, ["lookup_demo_value", "add_demo_numbers",
                            "delete_demo_filedelete_demo_file"], EXECUTE3),  # the name, twice
+    "length-as-tool-calls": (ROOT / "openai-chat/max_tokens.jsonl", "JSONDecodeError",
+                             [("refuse", "truncated")] * 2),  # (rule tokens-spent)
     "done-no-finish": (CHAT, THREE, [("refuse", "truncated")] * 3),
     "usage-empty-choices": (CHAT, THREE, EXECUTE3),
     "content-filter": (CHAT, "AttributeError", EXECUTE3),
@@ -74,7 +76,8 @@ def test_the_sdk_reads_the_served_profile_and_the_gate_decides(name):
         except Exception as exc:  # what the SDK does with the shape is the finding
             got = type(exc).__name__
     assert got == sdk
-    engine = Engine(protocol, ToolSet(tools))
+    request = (session.header.request or {}).get("body")
+    engine = Engine(protocol, ToolSet(tools, request=request))
     engine.feed(body)
     engine.close()
     assert [(d.action, d.reason) for d in engine.pipeline.decisions.values()] == gate
