@@ -19,11 +19,12 @@ import orjson
 from .call_buffer import CallBuffer
 from .calls import TurnState
 from .detect import detect
-from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded
+from .events import Anomaly, ArgumentsAppended, CallEvent, TurnEnded, UsageReported
 from .fork import forked, shallow_copy
 from .frame import Frame
 from .framing import Decoder, SniffingDecoder, framing_of, new_decoder
 from .gate.codes import Code
+from .gate.late import spent_after_decision
 from .harness import Decision, GateContext, decide
 from .hot_path import HotPath
 from .jsonprefix import Draft
@@ -243,6 +244,10 @@ class CallPipeline:
                 self._decide_all(event.frame, out)
             elif call is not None and state.terminal is None and not isinstance(event, Anomaly):
                 self._wait(call, getattr(event, "frame", None), out)
+            elif type(event) is UsageReported and state.terminal is not None:
+                late = spent_after_decision(state, self.tools.request, event.frame)
+                if late is not None:
+                    out.extend(CallStep(a) for a in state.record(late))
 
     def _wait(self, call: CallBuffer, frame: int | None, out: list[Step]) -> None:
         """A wait step when the call's draft status changed (and it is not decided yet)."""

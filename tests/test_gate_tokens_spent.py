@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from callscope.core.check import check_input
 from callscope.core.demo_tools import DEMO_TOOL_DEFINITIONS
-from callscope.core.engine import DecisionStep, Engine
+from callscope.core.engine import CallStep, DecisionStep, Engine
+from callscope.core.events import Anomaly
 from callscope.core.gate.rules import RULES
 from callscope.core.providers import SPECS
 from callscope.core.providers.budget import TokenBudget, proto3
@@ -124,8 +125,16 @@ def test_every_protocol_reads_its_limit_and_its_count(protocol):
     assert budget is not None
     data, tools, used = _session_with_limit(protocol, 0)
     [decision] = decisions(data, tools, protocol)
-    if budget.after_terminal:
+    if budget.after_terminal:  # decided before the count came; the count is then said
         assert decision.action == "execute", decision.detail
+        late = [s.event for s in replay([(0.0, data)], protocol=protocol, tools=tools)
+                if isinstance(s, CallStep) and isinstance(s.event, Anomaly)
+                and s.event.code == "budget_spent_after_decision"]
+        assert len(late) == 1 and f"({used} output tokens)" in late[0].message, late
+        data, tools, _ = _session_with_limit(protocol, 1)
+        assert not [s for s in replay([(0.0, data)], protocol=protocol, tools=tools)
+                    if isinstance(s, CallStep) and isinstance(s.event, Anomaly)
+                    and s.event.code == "budget_spent_after_decision"]
         return
     assert (decision.action, decision.rule) == ("refuse", "tokens-spent"), decision.detail
     assert f"{used} output tokens" in decision.detail

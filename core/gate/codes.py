@@ -233,6 +233,10 @@ class Code(StrEnum):
     TERMINATOR_WITHOUT_CALL = ("terminator_without_call", T, N,
                                "An empty functionCall part with no streamed call open.")
     BAD_USAGE = ("bad_usage", T, N, "Usage that is not an object.")
+    BUDGET_SPENT_AFTER_DECISION = (
+        "budget_spent_after_decision", T, N,
+        "Usage reported after the terminal signal reaches the request's output-token limit: the "
+        "calls were decided before it came (Bedrock Converse), and the output may have been cut.")
     TEXT_CAPPED = ("text_capped", T, N, "Assistant text past the limit: counted, not kept.")
     ANOMALIES_CAPPED = ("anomalies_capped", T, N, "More anomalies of one code than the limit: counted, "
                         "not kept (disputes still reach their calls).")

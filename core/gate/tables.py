@@ -47,8 +47,9 @@ def budgets_table() -> str:
     for name, spec in SPECS.items():
         budget = spec.token_budget
         if budget is not None:
-            late = (" (after the terminal signal: every call is decided before it, so never "
-                    "read)" if budget.after_terminal else "")
+            late = (" (after the terminal signal: every call is decided before it, so the "
+                    "rule never reads it; `budget_spent_after_decision` says a count at the "
+                    "limit)" if budget.after_terminal else "")
             rows.append(f"| `{name}` | {_paths(budget.limits, ', ')} | "
                         f"{_paths(budget.echoed, ', ')} | {_paths(budget.choices, ', ')} | "
                         f"{_paths(budget.spent, ' + ')}{late} |")

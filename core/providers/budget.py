@@ -62,7 +62,8 @@ class TokenBudget(Struct, frozen=True):
     after_terminal: bool = False
     """The stream reports its usage only after its terminal signal (Bedrock Converse's
     ``metadata`` follows ``messageStop``): every call is decided before the count exists, so
-    the rule never reads this budget; the README's table says so."""
+    the rule never reads this budget; a count that reaches it is said afterwards
+    (:mod:`..gate.late`), and the README's table says so."""
 
     def echo(self, carrier: Any) -> int | None:
         """The limit the object carrying the usage echoes (:attr:`echoed`), or None."""
