@@ -274,3 +274,25 @@ def test_a_harness_that_trusts_the_lying_finish_reason_is_a_refused_finding(tmp_
         tools=ToolSet([WRITE_TOOL], request=open_input(refused.reproduction).header.request["body"]))
         if isinstance(s, DecisionStep)]
     assert decision.rule == "tokens-spent"
+
+
+@pytest.mark.parametrize("body, usage, echoed, line", [
+    ({"max_tokens": 16}, {"completion_tokens": 16}, None,
+     "16 of 16 output tokens (max_tokens 16 in the request): at the limit, so the output was cut"),
+    ({"max_tokens": 16, "n": 2}, {"completion_tokens": 20}, None,
+     "20 of 32 output tokens (max_tokens 16 in the request, for each of 2 choices)"),
+    ({}, {"completion_tokens": 5}, None, "5 output tokens; no limit known (no request, or none set)"),
+    (None, {}, None, "no output count reported, and no limit known (no request, or none set)"),
+    ({"max_completion_tokens": 9}, {}, None,
+     "no output count reported; the budget is 9 (max_completion_tokens 9 in the request)"),
+])
+def test_the_expert_info_line_says_the_count_against_the_budget(body, usage, echoed, line):
+    budget = SPECS["openai-chat"].token_budget
+    assert budget is not None and budget.account(body, usage, echoed) == line
+
+
+def test_the_responses_account_names_the_echoed_limit():
+    budget = SPECS["openai-responses"].token_budget
+    assert budget is not None
+    assert budget.account(None, {"output_tokens": 3}, 10) == \
+        "3 of 10 output tokens (max_output_tokens 10 the stream echoed)"

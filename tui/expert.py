@@ -24,6 +24,7 @@ from ..core.engine import DecisionStep
 from ..core.events import Anomaly, ProviderError, StopReported, TurnEnded
 from ..core.gate.codes import Code, Effect
 from ..core.gate.rules import RULE_STATEMENTS
+from ..core.providers import SPECS
 from ..core.session_model import StreamEnd
 from ..core.timeline import Timeline
 from . import safe
@@ -85,6 +86,13 @@ def expert_view(timeline: Timeline, end: StreamEnd | None, selected: int | None 
     said = turn_ending(timeline, end)
     parts += [Content.styled("Ending\n", "bold"),
               safe.content(said.line() if said else "the stream is still arriving"), "\n\n"]
+
+    budget = SPECS[timeline.state.protocol].token_budget \
+        if timeline.state.protocol in SPECS else None
+    if budget is not None:
+        request = timeline.tools.request if timeline.tools is not None else None
+        parts += [Content.styled("Output tokens\n", "bold"), safe.content(budget.account(
+            request, timeline.state.usage, timeline.state.echoed_limit)), "\n\n"]
 
     timing = timing_lines(timeline, strip)
     if timing:

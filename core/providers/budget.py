@@ -85,6 +85,15 @@ class TokenBudget(Struct, frozen=True):
         """The overrun when the reported usage reaches the budget, else None: the request's
         limit, or the one the stream ``echoed`` (the smaller when both are known), times the
         choices the request asks for (:attr:`choices`)."""
+        bound = self.binding(body, echoed)
+        used = self.used(usage)
+        if bound is None or used is None or used < bound[0]:
+            return None
+        return Overrun(used, *bound)
+
+    def binding(self, body: Any, echoed: int | None = None) -> tuple[int, str] | None:
+        """(budget, where it was set) for the usage: the smallest limit the request sets or the
+        stream ``echoed``, times the choices asked for; None when no limit is known."""
         limits = [(n, f"{'.'.join(path)} {n} in the request") for path in self.limits
                   if (n := _count(_at(body, path)))]
         if echoed:
@@ -97,10 +106,20 @@ class TokenBudget(Struct, frozen=True):
         choices = max(counts) if counts else 1
         if choices > 1:
             source = f"{source}, for each of {choices} choices"
-        used = self.used(usage)
-        if used is None or used < limit * choices:
-            return None
-        return Overrun(used, limit * choices, source)
+        return limit * choices, source
+
+    def account(self, body: Any, usage: Mapping[str, Any], echoed: int | None = None) -> str:
+        """One line on the output tokens: the count against the budget and where it was set,
+        or which of the two is missing (the debugger's expert info says it)."""
+        bound, used = self.binding(body, echoed), self.used(usage)
+        if bound is None and used is None:
+            return "no output count reported, and no limit known (no request, or none set)"
+        if bound is None:
+            return f"{used} output tokens; no limit known (no request, or none set)"
+        if used is None:
+            return f"no output count reported; the budget is {bound[0]} ({bound[1]})"
+        at = ": at the limit, so the output was cut" if used >= bound[0] else ""
+        return f"{used} of {bound[0]} output tokens ({bound[1]}){at}"
 
 
 class Overrun(Struct, frozen=True):
