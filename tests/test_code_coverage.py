@@ -47,6 +47,8 @@ class Case:
     """The rule that refuses the calls the code concerns (the call it names, or every call for a
     turn code); None: not asserted (harmless codes assert that every call executes instead)."""
     limits: Limits | None = None
+    request: Any = None
+    """The recorded request's body the gate reads (an output-token limit), if any."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------------
@@ -510,6 +512,11 @@ BEDROCK = {
     # terminal never comes either (that rule fires first).
     Code.FRAME_LENGTH: Case("bedrock-converse", converse(*C_CALL, _NO_LENGTH, C_END),
                             "no-terminal"),
+    # The usage comes after messageStop, at the request's limit: the call was decided before.
+    Code.BUDGET_SPENT_AFTER_DECISION: Case("bedrock-converse", converse(
+        *C_CALL, C_END, c_event("metadata", usage={"inputTokens": 9, "outputTokens": 12,
+                                                   "totalTokens": 21})),
+        request={"inferenceConfig": {"maxTokens": 12}}),
 }
 
 TABLES = {"openai-chat": CHAT, "openai-responses": RESPONSES, "anthropic": ANTHROPIC,
@@ -520,8 +527,9 @@ CASES: dict[Code, Case] = {code: case for table in TABLES.values() for code, cas
 
 def run(case: Case) -> tuple[list[Anomaly], dict[str, tuple[str, str | None]]]:
     """Every anomaly the replay reported, and each call's final (action, rule)."""
-    engine = Engine(case.protocol, TOOLS, case.limits) if case.limits is not None else None
-    steps = list(replay([(0.0, case.data)], protocol=case.protocol, tools=TOOLS, engine=engine))
+    tools = TOOLS.with_request(case.request) if case.request is not None else TOOLS
+    engine = Engine(case.protocol, tools, case.limits) if case.limits is not None else None
+    steps = list(replay([(0.0, case.data)], protocol=case.protocol, tools=tools, engine=engine))
     anomalies = [s.event for s in steps if isinstance(s, CallStep) and isinstance(s.event, Anomaly)]
     decided = {s.decision.call: (s.decision.action, s.decision.rule)
                for s in steps if isinstance(s, DecisionStep) and s.decision.action != "wait"}

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import orjson
+from callscope.core import exact_json
 from callscope.core.gate.parse import duplicate_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -62,8 +63,9 @@ def test_a_serialized_value_has_no_key_twice_and_a_repeated_key_is_found() -> No
 @settings(max_examples=200, deadline=None)
 @given(_VALUES, st.text(st.sampled_from('{}[]",:1 a'), max_size=6))
 def test_the_held_parse_is_the_parse_of_the_text_the_gate_reads(value: Any, more: str) -> None:
-    """A whole-object text's parse, held from the draft checker for the gate, is what orjson
-    reads of the call's text now, also after a fragment changed the text, and is handed once."""
+    """A whole-object text's parse, held from the draft checker for the gate, is what the gate
+    reads of the call's text now (:func:`.exact_json.loads`), also after a fragment changed the
+    text, and is handed once."""
     from callscope.core.call_buffer import CallBuffer
 
     text = _spelled(value, "compact")
@@ -72,9 +74,9 @@ def test_the_held_parse_is_the_parse_of_the_text_the_gate_reads(value: Any, more
     if more:
         call.append(1, more)
 
-    def read() -> Any:
+    def read() -> Any:  # (the gate's reading: orjson's, with integers past 64 bits exact)
         try:
-            return ("ok", orjson.loads(call.text))
+            return ("ok", exact_json.loads(call.text))
         except orjson.JSONDecodeError:
             return ("refused",)
 
