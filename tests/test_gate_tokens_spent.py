@@ -144,14 +144,26 @@ def test_every_protocol_reads_its_limit_and_its_count(protocol):
 
 
 @pytest.mark.parametrize("n, completion_tokens, action", [
-    (2, 16, "execute"), (2, 31, "execute"), (2, 32, "refuse"), (1, 16, "refuse"),
-    (0, 16, "refuse"), ("2", 16, "refuse"),  # (not a count: one choice)
+    (2, 15, "execute"), (2, 16, "refuse"), (2, 31, "refuse"), (1, 16, "refuse"),
+    (0, 16, "refuse"), ("2", 15, "execute"),
 ])
-def test_the_limit_binds_each_choice_and_the_usage_counts_them_all(n, completion_tokens, action):
-    """Chat's ``n``: two whole calls under ``max_tokens`` 16 may spend 30 tokens between them."""
+def test_with_several_choices_the_sum_is_held_to_the_limit_itself(n, completion_tokens, action):
+    """Chat's ``n``: the usage sums the choices while ``max_tokens`` binds each, so a sum at
+    the limit may be one choice cut there (refused: the turn may hold a cut call), and a sum
+    below it shows that no choice reached it."""
     [decision] = decisions(chat_stream(CUT_CODE, completion_tokens=completion_tokens),
                            ToolSet([WRITE_TOOL], request={"max_tokens": 16, "n": n}))
     assert decision.action == action, decision.detail
+    if action == "refuse" and n == 2:
+        assert "the count sums 2 choices" in decision.detail, decision.detail
+
+
+def test_one_choice_cut_at_the_limit_beside_a_short_one_is_refused():
+    """Two choices asked for, one streamed and cut at the limit: the sum (16) is at the limit,
+    however many choices the request asked for."""
+    [decision] = decisions(chat_stream(CUT_CODE, completion_tokens=16),
+                           ToolSet([WRITE_TOOL], request={"max_tokens": 16, "n": 4}))
+    assert (decision.action, decision.rule) == ("refuse", "tokens-spent"), decision.detail
 
 
 @pytest.mark.parametrize("config, limit", [
@@ -159,10 +171,10 @@ def test_the_limit_binds_each_choice_and_the_usage_counts_them_all(n, completion
     ({"generationConfig": {"max_output_tokens": 4}}, 4),
     ({"generation_config": {"maxOutputTokens": 4}}, 4),
     ({"generation_config": {"max_output_tokens": 4}}, 4),
-    ({"generationConfig": {"maxOutputTokens": 4, "candidateCount": 3}}, 12),
-    ({"generation_config": {"max_output_tokens": 4, "candidate_count": 3}}, 12),
+    ({"generationConfig": {"maxOutputTokens": 4, "candidateCount": 3}}, 4),
+    ({"generation_config": {"max_output_tokens": 4, "candidate_count": 3}}, 4),
 ])
-def test_gemini_reads_its_limit_and_candidates_in_either_proto3_spelling(config, limit):
+def test_gemini_reads_its_limit_in_either_proto3_spelling(config, limit):
     budget = SPECS["gemini-generate"].token_budget
     assert budget is not None
     overrun = budget.overrun(config, {"candidatesTokenCount": limit})
@@ -279,8 +291,9 @@ def test_a_harness_that_trusts_the_lying_finish_reason_is_a_refused_finding(tmp_
 @pytest.mark.parametrize("body, usage, echoed, line", [
     ({"max_tokens": 16}, {"completion_tokens": 16}, None,
      "16 of 16 output tokens (max_tokens 16 in the request): at the limit, so the output was cut"),
-    ({"max_tokens": 16, "n": 2}, {"completion_tokens": 20}, None,
-     "20 of 32 output tokens (max_tokens 16 in the request, for each of 2 choices)"),
+    ({"max_tokens": 16, "n": 2}, {"completion_tokens": 12}, None,
+     "12 of 16 output tokens (max_tokens 16 in the request; the count sums 2 choices, so any of "
+     "them may have run into it)"),
     ({}, {"completion_tokens": 5}, None, "5 output tokens; no limit known (no request, or none set)"),
     (None, {}, None, "no output count reported, and no limit known (no request, or none set)"),
     ({"max_completion_tokens": 9}, {}, None,
@@ -296,3 +309,14 @@ def test_the_responses_account_names_the_echoed_limit():
     assert budget is not None
     assert budget.account(None, {"output_tokens": 3}, 10) == \
         "3 of 10 output tokens (max_output_tokens 10 the stream echoed)"
+
+
+def test_usage_after_the_terminal_is_said_only_where_the_protocol_sends_it_there():
+    """Anthropic's usage comes before message_stop; one sent after it is no part of the turn
+    (``data_after_terminal``), and no budget anomaly is said of it."""
+    data, tools, used = _session_with_limit("anthropic", 0)
+    late = (b'event: message_delta\ndata: {"type":"message_delta","delta":{},'
+            b'"usage":{"output_tokens":%d}}\n\n' % (used + 50))
+    codes = [s.event.code for s in replay([(0.0, data + late)], protocol="anthropic", tools=tools)
+             if isinstance(s, CallStep) and isinstance(s.event, Anomaly)]
+    assert "budget_spent_after_decision" not in codes, codes

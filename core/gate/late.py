@@ -17,14 +17,16 @@ from .codes import Code
 
 
 def spent_after_decision(turn: TurnState, request: Any, frame: int | None) -> Anomaly | None:
-    """The anomaly for usage reported after the terminal signal that reaches the budget, or
-    None (no budget, no overrun, or said already this turn)."""
+    """The anomaly for usage reported after the terminal signal that reaches the budget, where
+    the protocol reports its usage there (:attr:`.TokenBudget.after_terminal`), or None (no
+    such budget, no overrun, or said already this turn)."""
     if Code.BUDGET_SPENT_AFTER_DECISION in turn.anomaly_counts:
         return None
     spec = SPECS.get(turn.protocol)
     budget = spec.token_budget if spec is not None else None
-    overrun = (budget.overrun(request, turn.usage, turn.echoed_limit)
-               if budget is not None else None)
+    if budget is None or not budget.after_terminal:
+        return None  # (elsewhere a usage after the terminal is no part of the turn: not read)
+    overrun = budget.overrun(request, turn.usage, turn.echoed_limit)
     if overrun is None:
         return None
     return Anomaly(frame, Code.BUDGET_SPENT_AFTER_DECISION,

@@ -42,7 +42,7 @@ def _paths(paths: tuple[Path, ...], joiner: str) -> str:
 
 def budgets_table() -> str:
     rows = ["| protocol | the request's limit (the smallest set binds) | the limit the stream "
-            "echoes | choices (the limit binds each) | the output tokens counted (summed) |",
+            "echoes | choices (the count sums them) | the output tokens counted (summed) |",
             "|---|---|---|---|---|"]
     for name, spec in SPECS.items():
         budget = spec.token_budget

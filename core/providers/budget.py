@@ -57,8 +57,10 @@ class TokenBudget(Struct, frozen=True):
 
     choices: tuple[Path, ...] = ()
     """Paths into the request body to how many choices it asks for (Chat's ``n``, Gemini's
-    ``candidateCount``): the usage counts every choice while the limit binds each one, so the
-    budget the usage is held to is the limit times that number."""
+    ``candidateCount``). The usage sums every choice while the limit binds each one, so a sum
+    at the limit cannot tell which choice ran into it, and a sum below it shows that none did:
+    the sum is held to the limit itself (a turn of several whole choices may be refused; a cut
+    one never runs), and the detail says that the count covers them all."""
     after_terminal: bool = False
     """The stream reports its usage only after its terminal signal (Bedrock Converse's
     ``metadata`` follows ``messageStop``): every call is decided before the count exists, so
@@ -72,8 +74,8 @@ class TokenBudget(Struct, frozen=True):
 
     def limit(self, body: Any) -> int | None:
         """The output-token limit ``body`` sets, or None."""
-        found = [n for n in (_count(_at(body, path)) for path in self.limits) if n]
-        return min(found) if found else None
+        bound = self.binding(body)
+        return bound[0] if bound is not None else None
 
     def used(self, usage: Mapping[str, Any]) -> int | None:
         """The tokens ``usage`` counts against the limit, or None when it counts none."""
@@ -93,20 +95,21 @@ class TokenBudget(Struct, frozen=True):
 
     def binding(self, body: Any, echoed: int | None = None) -> tuple[int, str] | None:
         """(budget, where it was set) for the usage: the smallest limit the request sets or the
-        stream ``echoed``, times the choices asked for; None when no limit is known."""
+        stream ``echoed``; None when no limit is known. Where the request asks for several
+        choices, the source says that the count sums them (see :attr:`choices`)."""
         limits = [(n, f"{'.'.join(path)} {n} in the request") for path in self.limits
                   if (n := _count(_at(body, path)))]
         if echoed:
-            limits.append((echoed, f"{'.'.join(self.echoed[0])} {echoed} the stream echoed"
-                           if self.echoed else f"{echoed} the stream echoed"))
+            where = ".".join(self.echoed[0]) if len(self.echoed) == 1 else "the limit"
+            limits.append((echoed, f"{where} {echoed} the stream echoed"))
         if not limits:
             return None
         limit, source = min(limits)
         counts = [n for n in (_count(_at(body, path)) for path in self.choices) if n]
-        choices = max(counts) if counts else 1
-        if choices > 1:
-            source = f"{source}, for each of {choices} choices"
-        return limit * choices, source
+        if counts and max(counts) > 1:
+            source = (f"{source}; the count sums {max(counts)} choices, so any of them may "
+                      "have run into it")
+        return limit, source
 
     def account(self, body: Any, usage: Mapping[str, Any], echoed: int | None = None) -> str:
         """One line on the output tokens: the count against the budget and where it was set,
