@@ -167,7 +167,24 @@ def redact_body(body: Any) -> Any:
         return _redact_body_string(_decoded(bytes(body)))
     if isinstance(body, str):
         return _redact_body_string(body)
-    return _walk(body)
+    return _redacted_body(body)[0]
+
+
+TOOL_MEMBERS = frozenset({"tools", "toolConfig", "functions"})
+"""A request body's top-level members that hold its tool definitions (Chat, Responses,
+Anthropic, Gemini and Ollama's ``tools``, Bedrock Converse's ``toolConfig``, Chat's legacy
+``functions``): kept as they are. The gate validates the calls against them, so a schema's
+``enum``, ``pattern`` or ``default`` changed by a text rule would change what a replay decides;
+and a session keeps the same definitions verbatim in its header (``tools``) anyway."""
+
+
+def _redacted_body(body: Any) -> tuple[Any, bool]:
+    """(``body`` redacted, whether anything was replaced), its tool definitions kept as they
+    are (:data:`TOOL_MEMBERS`: the very objects, which nothing downstream changes)."""
+    if not isinstance(body, Mapping) or not TOOL_MEMBERS.intersection(body):
+        return _redacted(body, False)
+    rest, changed = _redacted({k: v for k, v in body.items() if k not in TOOL_MEMBERS}, False)
+    return {k: body[k] if k in TOOL_MEMBERS else rest[k] for k in body}, changed
 
 
 def _decoded(data: bytes) -> str:
@@ -246,7 +263,7 @@ def _redact_body_string(text: str) -> Any:
                 redacted: Any = _redact_body_string(parsed)
                 changed = redacted != parsed
             else:
-                redacted, changed = _redacted(parsed, False)
+                redacted, changed = _redacted_body(parsed)
             return _json_text(redacted) if changed else text
     return redact_text(text)
 

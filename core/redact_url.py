@@ -275,7 +275,31 @@ def redact_urls(text: str, also: Iterable[str] = ()) -> str:
     also = tuple(also)
     if text.startswith("/") and not any(c.isspace() for c in text):
         return _target(text, also)
-    return _run_in_text().sub(lambda m: _target(m.group(0), also), text)
+    out: list[str] = []
+    at, in_url = 0, False
+    for found in _run_in_text().finditer(text):
+        start, run = found.start(), found.group(0)
+        gap = text[at:start]
+        # A URL goes on past a quote, a bracket or a backslash that the runs stop at (``?q=
+        # Joe's+Diner&key=S``): a run that follows one with no space between is its rest.
+        in_url = in_url and not any(c.isspace() for c in gap)
+        out.append(gap)
+        out.append(_judged_unescaped(run, also, _url_rest) if in_url else _target(run, also))
+        in_url = in_url or _url_marks(run)
+        at = found.end()
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _url_rest(run: str, also: tuple[str, ...]) -> str:
+    """The rest of a URL a quote or a bracket cut from its start: its pairs are the query's."""
+    return _redact_params(run, also, 0, bare=False) if "=" in run else run
+
+
+def _url_marks(run: str) -> bool:
+    """Whether a run holds what makes it a URL or a request target (maybe JSON-escaped)."""
+    return (any(c in run for c in "?#;") or "//" in run or "\\u00" in run
+            or "\\/\\/" in run)
 
 
 def _target(run: str, also: tuple[str, ...]) -> str:
@@ -293,17 +317,32 @@ def _target(run: str, also: tuple[str, ...]) -> str:
 
 
 def _redact_run(run: str, also: tuple[str, ...]) -> str:
-    """One run (its JSON escapes read): as a URL when it holds a URL's marks; then, holding
-    ``&`` and ``=``, as a parameter list too (a run may be the rest of a URL whose start the
-    split cut off: ``/&key=S`` after ``?q=<``); else, holding ``%``, as a value maybe encoded
-    whole."""
+    """One run (its JSON escapes read): as a URL when it holds a URL's marks; then, when what
+    follows its first ``&`` is ``name=value`` pairs (:func:`_query_like`), as a parameter list
+    too (a run may be the rest of a URL whose start the split cut off: ``/&key=S`` after
+    ``?q=<``); else, holding ``%``, as a value maybe encoded whole."""
     url = any(c in run for c in "?#;") or "//" in run
     out = _redact_url(run, also, 0) if url else run
-    if "&" in out and "=" in out:
+    if "&" in out and "=" in out and _query_like(out):
         return _redact_params(out, also, 0, bare=False, named=_secret_word_name)
     if not url and "%" in run:
         return _redact_value(run, also, 0)
     return out
+
+
+@cache
+def _query_pair() -> re.Pattern[str]:
+    return re.compile(r"[\w.~%\[\]-]+(?:=|\Z)")
+
+
+def _query_like(run: str) -> bool:
+    """Whether every part after the run's first ``&`` is a ``name=value`` pair whose name is
+    made of query characters, such a name alone, or empty (``&&``): ``a=1&key=S``,
+    ``s+Diner&key=S`` and ``<&0&key=S`` are, code is not (``if(a&&b){key=1}``: a name with a
+    brace)."""
+    pair = _query_pair()
+    parts = run.split("&")[1:]
+    return any(parts) and all(not part or pair.match(part) for part in parts)
 
 
 @cache
@@ -316,9 +355,13 @@ def _name_words() -> re.Pattern[str]:
 def _secret_word_name(name: str, also: tuple[str, ...]) -> bool:
     """The stricter name rule of a parameter list found in text with no URL around it
     (``a=1&key=S``): a query parameter's name (:data:`SECRET_QUERY_PARAMS`, ``also``) or a
-    name one of whose words is a secret word (``db_password``, ``sessionId``), not a name that
-    only holds one (``monkey``, ``max_tokens``): text is prose as often as it is a query."""
+    name whose last word is a secret word (``db_password``, ``apiKey``, ``AUTH_TOKEN``), not a
+    name that only holds one (``monkey``, ``max_tokens``, ``key_count``): text is prose as
+    often as it is a query, and a name ends with what it names."""
     lower = name.lower()
     if lower in SECRET_QUERY_PARAMS or any(lower == extra.lower() for extra in also):
         return True
-    return any(word.lower() in SECRET_NAME_WORDS for word in _name_words().findall(name))
+    words = [word.lower() for word in _name_words().findall(name)]
+    if words[-2:-1] == ["session"] and words[-1] == "id":
+        return True  # (a session's identifier is its credential: sessionId, SESSION_ID)
+    return bool(words) and words[-1] in SECRET_NAME_WORDS

@@ -200,7 +200,8 @@ def test_the_text_around_a_url_keeps_its_parentheses(text, expected):
     "http://localhost:$PORT/@vite/client", "https://registry.npmjs.org:{port}/@scope/pkg",
     "100% sure & x=1", "f(a)(b))", "[a](b) and (c)", "a&b", "50%", "x=1&y=2",
     "https://h/a?page=2&sort=asc", "rock & roll = fun", "max_tokens=5&monkey=1",
-    "a=1&tokens=3",
+    "a=1&tokens=3", "if(a&&b){key=1}else{key=0}", "Query like a=1&key_count=3",
+    "x&y){token=1}",
 ])
 def test_text_with_no_credential_keeps_its_spelling(text):
     assert redact_urls(text) == text
@@ -237,3 +238,22 @@ def test_no_punctuation_around_or_inside_a_url_lets_its_credential_through(
         out = redact(text)
         assert not leaks(out), (text, out)
         assert redact(out) == out, (text, out)
+
+
+def test_a_request_bodys_tool_definitions_are_kept_as_they_are():
+    """The gate validates calls against them: a schema's enum, pattern or default that a text
+    rule changed would change what a replay decides (the session's header keeps the same
+    definitions verbatim anyway); the rest of the body is redacted."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {
+            "order": {"enum": ["sort=date&key=asc", "sort=date&key=desc"]},
+            "q": {"type": "string", "pattern": "^[a-z]+(&token=[0-9]+)?$"}}}}}]
+    body = {"model": "m", "tools": tools, "api_key": SECRET,
+            "messages": [{"role": "user", "content": f"see https://h/?key={SECRET}"}]}
+    out = redact_body(body)
+    assert out["tools"] == tools and not leaks(out)
+    as_text = redact_body(json.dumps(body))
+    assert json.loads(as_text)["tools"] == tools and not leaks(as_text)
+    converse = {"toolConfig": {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {
+        "properties": {"u": {"default": "a=1&sig=abc"}}}}}}]}, "password": SECRET}
+    assert redact_body(converse) == {**converse, "password": REDACTED}

@@ -157,7 +157,7 @@ def test_no_nesting_or_encoding_of_a_credential_reaches_the_output(name, chain, 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="bdfhlmnpqruvwxz0123456789 /?=&;#:.\"'", max_size=60))
+@given(st.text(alphabet="bdfhlmnpqruvxz0123456789 /?=&;#:.\"'", max_size=60))
 def test_text_without_a_credential_name_is_never_changed(text):
     assert redact_text(text) == text
 
