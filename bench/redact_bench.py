@@ -20,7 +20,8 @@ UNITS = ("//a:b", "//a:b@", "a?", "?key%3D", ";a=%3B", "x=", "\\u0026", "\\/\\/u
          "a#b=", "?next=%25", "<p?k=1>;", "api_key=[ ", "api_key=\" ", "api_key=' ",
          'api_key=\\" ', "token: ", "--api-key ", "password=a,", "&a=", "%3F", "%", "](", "x)",
          "'&k=", "x:\\n", "-a:\\t", ".a=",
-         "<api_key ", "<token>", "<a b=")
+         "<api_key ", "<token>", "<a b=", "<password>", "<a:b ", '<a x="', "<![CDATA[",
+         "<api_key:")
 """Each repeated to the size: the shapes that once read a run again from each of its starts."""
 
 

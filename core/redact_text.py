@@ -120,13 +120,15 @@ def _pair_name() -> re.Pattern[str]:
     """A pair's name and separator in text, compiled on first use (as :func:`_secret_word`):
     ``name: value`` and the other separators (the name maybe quoted, or JSON-escaped quoted),
     or a command-line flag, ``--name value``, ``--name=value``, ``-n value``, or an XML
-    element's start tag, ``<name>value</name>`` (its value runs to the next ``<``). After the
-    separator, JSON's escaped whitespace (``\\t``, ``\\n``) is skipped as whitespace is."""
+    element's start tag, ``<name>`` or ``<ns:name attr="...">`` (its value: :func:`_element`).
+    After the separator, JSON's escaped whitespace (``\\t``, ``\\n``) is skipped as
+    whitespace is."""
     space = r"(?:\s|\\[nrt])*"
     return re.compile(
-        rf"""{_NAME_START}(?:(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR}){space}"""
-        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR}){space}"""
-        rf"""|(?<=<)(?P<tag>{_NAME})(?:\s[^<>]*)?>)""")
+        rf"""{_NAME_START}(?:(?<=<)(?:(?P<ns>[A-Za-z_][\w.-]*):)?(?P<tag>{_NAME})"""
+        r"""(?:\s+[A-Za-z_][\w:.-]*\s*=\s*(?:\\?"[^"<>]*"|'[^'<>]*'))*\s*>"""
+        rf"""|(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR}){space}"""
+        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR}){space})""")
 
 
 @cache
@@ -167,8 +169,13 @@ def _text_pieces(text: str) -> Iterator[str]:
     at = 0
     names, values = _pair_name(), _pair_value()
     while (found := names.search(text, at)) is not None:
-        flag = found.group("flag")
+        flag, ns = found.group("flag"), found.group("ns")
         name = found.group("fname") or found.group("name") or found.group("tag")
+        if ns is not None and secret_member_name(ns) and not secret_member_name(name):
+            # ``<api_key:S>`` reads as a namespaced tag; its "name" is a credential's value.
+            yield text[at:found.start("tag")] + REDACTED
+            at = found.end("tag")
+            continue
         if not (flag is not None and flag + name in USER_PASSWORD_FLAGS) and not \
                 secret_member_name(unquote(name) if "%" in name else name):
             # The value is scanned on: it may hold a pair of its own, from right after the
@@ -181,11 +188,10 @@ def _text_pieces(text: str) -> Iterator[str]:
         yield text[at:found.end()]
         at = found.end()
         if found.group("tag") is not None:
-            end = text.find("<", at)
-            end = len(text) if end < 0 else end
-            if end > at:
-                yield REDACTED
-                at = end
+            span = _element(text, at)
+            if span is not None:
+                yield text[at:span[0]] + REDACTED
+                at = span[1]
             continue
         if flag is not None and flag + name in USER_PASSWORD_FLAGS:
             if (value := values.match(text, at)) is not None:
@@ -212,6 +218,24 @@ def _text_pieces(text: str) -> Iterator[str]:
         yield _quoted(value.group(0), REDACTED)
         at = value.end()
     yield text[at:]
+
+
+_TOKEN = re.compile(r"[\w.~+/=:-]+")
+
+
+def _element(text: str, at: int) -> tuple[int, int] | None:
+    """The span of an element's text that starts at ``at`` (after its start tag): a CDATA
+    section's inside, or the text up to a closing tag (``</...``); with no tag after it, the
+    rest of the text when it is one token (a cut body's: letters, digits and ``-_.~+/=:``).
+    Text before another start tag, code or prose (``List<Token> tokens``, ``ArrayList<Token>();``,
+    ``the <token> element``), is no element's value."""
+    if text.startswith("<![CDATA[", at):
+        end = text.find("]]>", at + 9)
+        return (at + 9, len(text) if end < 0 else end)
+    end = text.find("<", at)
+    if end < 0:
+        return (at, len(text)) if _TOKEN.fullmatch(text, at) else None
+    return (at, end) if end > at and text.startswith("</", end) else None
 
 
 def _quoted(value: str, replacement: str) -> str:

@@ -301,6 +301,13 @@ def test_a_pair_after_a_dot_or_json_whitespace_is_read(text, expected):
     (f"<config><apiKey>{SECRET}</apiKey></config>", f"<config><apiKey>{REDACTED}</apiKey></config>"),
     (f"<secret>{SECRET}", f"<secret>{REDACTED}"),
     ("<token/> <Token></Token> a<b>c", "<token/> <Token></Token> a<b>c"),
+    (f'<wsse:Password Type="x">{SECRET}</wsse:Password>',
+     f'<wsse:Password Type="x">{REDACTED}</wsse:Password>'),
+    (f"<password><![CDATA[{SECRET}]]></password>",
+     f"<password><![CDATA[{REDACTED}]]></password>"),
+    ("List<Token> tokens = new ArrayList<Token>();", "List<Token> tokens = new ArrayList<Token>();"),
+    ("The <token> element, then <b>x</b>", "The <token> element, then <b>x</b>"),
+    ("vector<Auth>x;", "vector<Auth>x;"),
 ])
 def test_an_xml_element_named_as_a_credential_loses_its_text(text, expected):
     assert redact_text(text) == expected
