@@ -100,13 +100,26 @@ def redact_headers(headers: Any, also: Iterable[str] = ()) -> dict[str, str]:
             left_out += bool(not isinstance(item, str) or item.strip())
             continue
         name, raw = pair
-        value = REDACTED if secret_name(name, also) else redact_urls(_header_text(raw), also)
+        text = _header_text(raw)
+        value = (REDACTED if secret_name(name, also) or _scheme_credential(text)
+                 else redact_urls(text, also))
         out[name] = f"{out[name]}, {value}" if name in out else value
     if left_out:
         shape = "a string" if isinstance(headers, str) else type(headers).__name__
         out[HEADERS_NOTE] = (f"{left_out} item(s) of the headers ({shape}) were not a header "
                              "(name and value) and were not kept")
     return out
+
+
+CREDENTIAL_SCHEMES = ("bearer", "basic", "digest", "token", "apikey")
+"""HTTP authentication schemes: a header value that starts with one and a space is a
+credential whatever the header is named (gateways carry keys in headers of their own, such as
+``X-Upstream-Authorization: Bearer ...``)."""
+
+
+def _scheme_credential(value: str) -> bool:
+    scheme, space, rest = value.lstrip().partition(" ")
+    return bool(space) and bool(rest.strip()) and scheme.lower() in CREDENTIAL_SCHEMES
 
 
 def _header_item(item: Any) -> tuple[str, Any] | None:

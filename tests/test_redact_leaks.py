@@ -257,3 +257,15 @@ def test_a_request_bodys_tool_definitions_are_kept_as_they_are():
     converse = {"toolConfig": {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {
         "properties": {"u": {"default": "a=1&sig=abc"}}}}}}]}, "password": SECRET}
     assert redact_body(converse) == {**converse, "password": REDACTED}
+
+
+@pytest.mark.parametrize("value", [f"Bearer {SECRET}", f"basic {SECRET}", f"  Token {SECRET}",
+                                   f"Digest username=a, response={SECRET}", f"ApiKey {SECRET}"])
+def test_a_header_of_any_name_that_carries_an_auth_scheme_is_redacted(value):
+    assert redact_headers({"X-Upstream-Credentials-For": value}) == {
+        "X-Upstream-Credentials-For": REDACTED}
+
+
+@pytest.mark.parametrize("value", ["Token", "bearer", "text/html; q=0.9", "tokenizer v2"])
+def test_a_header_that_only_names_a_scheme_keeps_its_value(value):
+    assert redact_headers({"X-Info": value}) == {"X-Info": value}
