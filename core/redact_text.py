@@ -33,13 +33,17 @@ SECRET_MEMBER_RULES: tuple[tuple[str, str], ...] = (
      "A JSON Web Token by its own name: jwt, id_jwt, client_jwt."),
     (r".*secret.*",
      "A shared secret: secret, client_secret, aws_secret_access_key, secretKey."),
-    (r".*pass(word|wd|phrase|code)\d*|pass|pwd",
-     "A password or passphrase, also by its short names: password, passwd, db_password, "
-     "passphrase, password2, pass, pwd."),
+    (r".*pass(word|wd|phrase|code)(s|\d+)?|pass|pwd|pw",
+     "A password or passphrase, also by its short names or a list of them: password, passwd, "
+     "db_password, passphrase, password2, passwords, pass, pwd, pw."),
     (r".*(private|privkey|access|account|session|signing|encryption|master|subscription|auth"
      r"|app|license|licence|client|consumer)key(s|id|\d+)?",
      "A key that authenticates, signs or licenses: private_key, access_key, "
      "aws_access_key_id, authKey, app_key, license_key, consumer_key."),
+    (r".*(openai|anthropic|claude|gemini|google|groq|mistral|cohere|deepseek|xai|together"
+     r"|fireworks|perplexity|openrouter|huggingface|hf|replicate|azure|voyage)key",
+     "A provider's key named by its provider, without the word api: openai_key, OPENAI_KEY, "
+     "anthropicKey, hf_key."),
     (r".*sess(ion)?id",
      "A session identifier is the session to the server that issued it: sessionId, "
      "session_id, jsessionid, phpsessid."),
@@ -128,7 +132,7 @@ def _pair_name() -> re.Pattern[str]:
         rf"""{_NAME_START}(?:(?<=<)(?:(?P<ns>[A-Za-z_][\w.-]*):)?(?P<tag>{_NAME})"""
         r"""(?:\s+[A-Za-z_][\w:.-]*\s*=\s*(?:\\?"[^"<>]*"|'[^'<>]*'))*\s*>"""
         rf"""|(?P<flag>--?)(?P<fname>{_NAME})(?:\s*(?P<fsep>{_SEPARATOR}){space}"""
-        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']|%2[27])?\s*(?P<sep>{_SEPARATOR}){space})""")
+        rf"""|[ \t]+)|(?P<name>{_NAME})(?:\\?["']\]?|%2[27])?\s*(?P<sep>{_SEPARATOR}){space})""")
 
 
 @cache

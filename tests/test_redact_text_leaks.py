@@ -27,7 +27,8 @@ SECRET = LEAKED
 
 @pytest.mark.parametrize("name", ["pass", "pwd", "jwt", "authKey", "app_key", "api_key_2",
                                   "license_key", "sessionId", "session_id", "JSESSIONID",
-                                  "consumer_key", "password2"])
+                                  "consumer_key", "password2", "passwords", "pw", "openai_key",
+                                  "OPENAI_KEY", "anthropicKey", "hf_key"])
 def test_a_credential_member_name_the_rules_missed_is_redacted(name):
     assert secret_member_name(name)
     assert redact_body({name: SECRET, "n": 1}) == {name: REDACTED, "n": 1}
@@ -310,4 +311,18 @@ def test_a_pair_after_a_dot_or_json_whitespace_is_read(text, expected):
     ("vector<Auth>x;", "vector<Auth>x;"),
 ])
 def test_an_xml_element_named_as_a_credential_loses_its_text(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("name", ["sort_key", "primary_key", "prompt_cache_key", "keyboard",
+                                  "key", "pwm", "passenger"])
+def test_names_that_only_hold_a_credential_word_are_kept(name):
+    assert not secret_member_name(name)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"os.environ['OPENAI_API_KEY'] = '{SECRET}'", f"os.environ['OPENAI_API_KEY'] = '{REDACTED}'"),
+    (f'settings["password"]="{SECRET}"', f'settings["password"]="{REDACTED}"'),
+])
+def test_a_subscripted_name_is_a_pair_name(text, expected):
     assert redact_text(text) == expected
