@@ -142,12 +142,15 @@ def _pair_value() -> re.Pattern[str]:
     one, ``response``, has no name of a credential). An unclosed quote or list runs to the end
     of the text, so no value is read twice (and none is cut short: the rest may be the secret).
     A bare value holds a ``,`` or ``&`` unless a pair follows it (``password=ab,cd`` is one
-    value, ``key=S&n=1`` two)."""
+    value, ``key=S&n=1`` two). A quoted value may have a string prefix (Python's ``r``, ``b``,
+    ``f``, ``u``, the shell's ``$``: group ``prefix``) and triple quotes (``'''S'''``)."""
     pair_follows = rf"""[A-Za-z_][\w.-]*\s*{_SEPARATOR}"""
     return re.compile(
-        r"""\\"(?:(?!\\").)*(?:\\"|\Z)|"(?:[^"\\]|\\.?)*(?:"|\Z)|'(?:[^'\\]|\\.?)*(?:'|\Z)"""
+        r"""(?P<prefix>[rbfu$]{1,2}(?=["']))?"""
+        r"(?:'''.*?(?:'''|\Z)|" r'""".*?(?:"""|\Z)'
+        r"""|\\"(?:(?!\\").)*(?:\\"|\Z)|"(?:[^"\\]|\\.?)*(?:"|\Z)|'(?:[^'\\]|\\.?)*(?:'|\Z)"""
         r"""|\[[^\]]*(?:\]|\Z)|digest\s[^\r\n]*|(?:(?:bearer|basic|token)\s+)?"""
-        rf"""(?:[^"'&,}}\s\\]|[&,](?=[^"'&,}}\s\\])(?!{pair_follows}))+""",
+        rf"""(?:[^"'&,}}\s\\]|[&,](?=[^"'&,}}\s\\])(?!{pair_follows}))+)""",
         re.IGNORECASE | re.DOTALL)
 
 
@@ -219,7 +222,8 @@ def _text_pieces(text: str) -> Iterator[str]:
         value = values.match(text, at)
         if value is None:
             continue
-        yield _quoted(value.group(0), REDACTED)
+        prefix = value.group("prefix") or ""
+        yield prefix + _quoted(value.group(0)[len(prefix):], REDACTED)
         at = value.end()
     yield text[at:]
 
@@ -245,7 +249,7 @@ def _element(text: str, at: int) -> tuple[int, int] | None:
 def _quoted(value: str, replacement: str) -> str:
     """``replacement`` in the quotes ``value`` has: the opening one, and the closing one only if
     the value had it (an unclosed quote stays unclosed, so redacting again changes nothing)."""
-    quote = next((q for q in ('\\"', '"', "'") if value.startswith(q)), "")
+    quote = next((q for q in ("'''", '"""', '\\"', '"', "'") if value.startswith(q)), "")
     closed = quote and len(value) >= 2 * len(quote) and value.endswith(quote)
     return quote + replacement + (quote if closed else "")
 

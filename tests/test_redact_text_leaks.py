@@ -326,3 +326,14 @@ def test_names_that_only_hold_a_credential_word_are_kept(name):
 ])
 def test_a_subscripted_name_is_a_pair_name(text, expected):
     assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"api_key = '''{SECRET}'''", f"api_key = '''{REDACTED}'''"),
+    (f'password = """{SECRET}\nline two""" next', f'password = """{REDACTED}""" next'),
+    (f"api_key=r'{SECRET}'", f"api_key=r'{REDACTED}'"),
+    (f"api_key=b'{SECRET}'", f"api_key=b'{REDACTED}'"),
+    (f"{{'Authorization': f'Bearer {SECRET}'}}", f"{{'Authorization': f'{REDACTED}'}}"),
+])
+def test_a_python_string_with_a_prefix_or_triple_quotes_is_one_value(text, expected):
+    assert redact_text(text) == expected
