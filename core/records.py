@@ -27,6 +27,7 @@ from .events import (
     UsageReported,
 )
 from .harness import Decision
+from .providers import SPECS
 from .steps import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 
 
@@ -121,6 +122,16 @@ def chunk_record(step: ChunkStep) -> dict[str, Any]:
     return {"kind": "chunk", "index": step.index, "start": step.start, "end": step.end, "t": step.t}
 
 
+def _output_tokens(pipeline: CallPipeline) -> dict[str, Any] | None:
+    """The output tokens against the budget (:meth:`.TokenBudget.tally`); None where the
+    protocol declares none."""
+    spec = SPECS.get(pipeline.state.protocol)
+    budget = spec.token_budget if spec is not None else None
+    if budget is None:
+        return None
+    return budget.tally(pipeline.tools.request, pipeline.state.usage, pipeline.state.echoed_limit)
+
+
 def turn_record(pipeline: CallPipeline, ending: Ending | None = None) -> dict[str, Any]:
     """The last record of an input: how the turn ended and what became of every call
     (``ending``: how and where the stream ended, when the caller knows the transport's end)."""
@@ -146,6 +157,7 @@ def turn_record(pipeline: CallPipeline, ending: Ending | None = None) -> dict[st
         "stop_reason": state.stop.reason if state.stop else None,
         "error": state.errors[0].message if state.errors else None,
         "usage": state.usage or None,
+        "output_tokens": _output_tokens(pipeline),
         "anomalies": state.anomaly_total,
         "halted": state.halted,
         "ending": ending.record() if ending is not None else None,

@@ -320,3 +320,14 @@ def test_usage_after_the_terminal_is_said_only_where_the_protocol_sends_it_there
     codes = [s.event.code for s in replay([(0.0, data + late)], protocol="anthropic", tools=tools)
              if isinstance(s, CallStep) and isinstance(s.event, Anomaly)]
     assert "budget_spent_after_decision" not in codes, codes
+
+
+def test_the_turn_record_carries_the_output_tokens_against_the_budget(tmp_path, capsys):
+    from callscope.tui.cli import main
+    capture = tmp_path / "echo.sse"
+    capture.write_bytes(_responses_with_echo(_output_tokens(_responses_with_echo(None))))
+    assert main(["replay", str(capture), "--json"]) == 0
+    turn = json.loads(capsys.readouterr().out.splitlines()[-1])
+    used = _output_tokens(_responses_with_echo(None))
+    assert turn["output_tokens"] == {"used": used, "budget": used, "reached": True,
+                                     "source": f"max_output_tokens {used} the stream echoed"}

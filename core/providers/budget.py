@@ -111,6 +111,15 @@ class TokenBudget(Struct, frozen=True):
                       "have run into it")
         return limit, source
 
+    def tally(self, body: Any, usage: Mapping[str, Any],
+              echoed: int | None = None) -> dict[str, Any]:
+        """The output tokens as a record (``replay --json``'s turn): ``used`` and ``budget``
+        (None where unknown), ``source`` (where the budget was set), ``reached``."""
+        bound, used = self.binding(body, echoed), self.used(usage)
+        return {"used": used, "budget": bound[0] if bound else None,
+                "source": bound[1] if bound else None,
+                "reached": bound is not None and used is not None and used >= bound[0]}
+
     def account(self, body: Any, usage: Mapping[str, Any], echoed: int | None = None) -> str:
         """One line on the output tokens: the count against the budget and where it was set,
         or which of the two is missing (the debugger's expert info says it)."""
