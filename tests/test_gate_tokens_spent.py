@@ -290,7 +290,8 @@ def test_a_harness_that_trusts_the_lying_finish_reason_is_a_refused_finding(tmp_
 
 @pytest.mark.parametrize("body, usage, echoed, line", [
     ({"max_tokens": 16}, {"completion_tokens": 16}, None,
-     "16 of 16 output tokens (max_tokens 16 in the request): at the limit, so the output was cut"),
+     "16 of 16 output tokens (max_tokens 16 in the request): at the limit, so the output was cut "
+     "there"),
     ({"max_tokens": 16, "n": 2}, {"completion_tokens": 12}, None,
      "12 of 16 output tokens (max_tokens 16 in the request; the count sums 2 choices, so any of "
      "them may have run into it)"),

@@ -84,9 +84,8 @@ class TokenBudget(Struct, frozen=True):
 
     def overrun(self, body: Any, usage: Mapping[str, Any],
                 echoed: int | None = None) -> Overrun | None:
-        """The overrun when the reported usage reaches the budget, else None: the request's
-        limit, or the one the stream ``echoed`` (the smaller when both are known), times the
-        choices the request asks for (:attr:`choices`)."""
+        """The overrun when the reported usage reaches the budget (:meth:`binding`), else
+        None."""
         bound = self.binding(body, echoed)
         used = self.used(usage)
         if bound is None or used is None or used < bound[0]:
@@ -105,11 +104,15 @@ class TokenBudget(Struct, frozen=True):
         if not limits:
             return None
         limit, source = min(limits)
-        counts = [n for n in (_count(_at(body, path)) for path in self.choices) if n]
-        if counts and max(counts) > 1:
-            source = (f"{source}; the count sums {max(counts)} choices, so any of them may "
+        choices = self._choices(body)
+        if choices > 1:
+            source = (f"{source}; the count sums {choices} choices, so any of them may "
                       "have run into it")
         return limit, source
+
+    def _choices(self, body: Any) -> int:
+        counts = [n for n in (_count(_at(body, path)) for path in self.choices) if n]
+        return max(counts) if counts else 1
 
     def tally(self, body: Any, usage: Mapping[str, Any],
               echoed: int | None = None) -> dict[str, Any]:
@@ -130,7 +133,9 @@ class TokenBudget(Struct, frozen=True):
             return f"{used} output tokens; no limit known (no request, or none set)"
         if used is None:
             return f"no output count reported; the budget is {bound[0]} ({bound[1]})"
-        at = ": at the limit, so the output was cut" if used >= bound[0] else ""
+        at = "" if used < bound[0] else (": at the limit, so the output was cut there"
+                                         if self._choices(body) == 1
+                                         else ": at the limit, so a choice may have been cut")
         return f"{used} of {bound[0]} output tokens ({bound[1]}){at}"
 
 
