@@ -281,10 +281,12 @@ def redact_urls(text: str, also: Iterable[str] = ()) -> str:
         start, run = found.start(), found.group(0)
         gap = text[at:start]
         # A URL goes on past a quote, a bracket or a backslash that the runs stop at (``?q=
-        # Joe's+Diner&key=S``): a run that follows one with no space between is its rest.
+        # Joe's+Diner&key=S``): a run that follows one with no space between may be its rest,
+        # so its pairs are judged as the query's too, after the run's own rules.
         in_url = in_url and not any(c.isspace() for c in gap)
         out.append(gap)
-        out.append(_judged_unescaped(run, also, _url_rest) if in_url else _target(run, also))
+        piece = _target(run, also)
+        out.append(_judged_unescaped(piece, also, _url_rest) if in_url else piece)
         in_url = in_url or _url_marks(run)
         at = found.end()
     out.append(text[at:])

@@ -222,15 +222,17 @@ _AROUND = "ab ,.;:!?()[]{}<>\"'`\n\t=&/#"
        sep=st.sampled_from(["&", ";"]), where=st.sampled_from(["?", "#"]),
        start=st.sampled_from(["https://h.example/v1/x", "/v1/x", "h.example/p", "", "//h/"]),
        prefix=st.text(alphabet=_AROUND, max_size=6), suffix=st.text(alphabet=_AROUND, max_size=6),
-       json_escaped=st.booleans())
+       json_escaped=st.booleans(),
+       then=st.sampled_from(["", ",https://u:{}@h/", '","b":"https://u:{}@h/x?y=1',
+                             "'//{}@h/"]))
 def test_no_punctuation_around_or_inside_a_url_lets_its_credential_through(
-        before, after, name, sep, where, start, prefix, suffix, json_escaped):
+        before, after, name, sep, where, start, prefix, suffix, json_escaped, then):
     """Other parameters' values hold any punctuation (a quote, a bracket, a backslash ends a
     run of URL characters in text), and the text around the URL too, maybe written as JSON
-    with ``\\/`` and ``\\u0026``: the credential never shows, and redacting again changes
-    nothing."""
+    with ``\\/`` and ``\\u0026``, maybe with a second URL right after it that holds a
+    password: the credential never shows, and redacting again changes nothing."""
     pairs = [f"{n}={v}" for n, v in before] + [f"{name}={SECRET}"] + [f"{n}={v}" for n, v in after]
-    text = f"{prefix}{start}{where}{sep.join(pairs)}{suffix}"
+    text = f"{prefix}{start}{where}{sep.join(pairs)}{suffix}{then.format(SECRET)}"
     if json_escaped:
         text = json.dumps({"u": text}).replace("/", "\\/").replace("&", "\\u0026")
     for redact in (redact_text, redact_urls, lambda t: redact_headers({"X": t})["X"],
@@ -269,3 +271,13 @@ def test_a_header_of_any_name_that_carries_an_auth_scheme_is_redacted(value):
 @pytest.mark.parametrize("value", ["Token", "bearer", "text/html; q=0.9", "tokenizer v2"])
 def test_a_header_that_only_names_a_scheme_keeps_its_value(value):
     assert redact_headers({"X-Info": value}) == {"X-Info": value}
+
+
+def test_every_url_after_a_url_in_compact_json_text_is_judged_whole():
+    """In compact JSON every run of URL characters follows the last with no space: a later
+    URL is still read by all the rules, not only as the first one's rest."""
+    text = ('{"a":"https://h/?x=1","b":"https://u:' + SECRET + '@host/","c":"/p;key=' + SECRET
+            + '","d":"https%3A%2F%2Fh%2F%3Fkey%3D' + SECRET + '"}')
+    for redact in (redact_urls, redact_text):
+        out = redact(text)
+        assert not leaks(out) and out.count(REDACTED) == 3, out
