@@ -21,7 +21,8 @@ UNITS = ("//a:b", "//a:b@", "a?", "?key%3D", ";a=%3B", "x=", "\\u0026", "\\/\\/u
          'api_key=\\" ', "token: ", "--api-key ", "password=a,", "&a=", "%3F", "%", "](", "x)",
          "'&k=", "x:\\n", "-a:\\t", ".a=",
          "<api_key ", "<token>", "<a b=", "<password>", "<a:b ", '<a x="', "<![CDATA[",
-         "<api_key:", "api_key='''", 'api_key="""', "api_key=r'", "api_key=f")
+         "<api_key:", "api_key='''", 'api_key="""', "api_key=r'", "api_key=f",
+         "mysql -pX ", "mysql ", "sshpass -p ")
 """Each repeated to the size: the shapes that once read a run again from each of its starts."""
 
 

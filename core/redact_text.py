@@ -13,6 +13,7 @@ from collections.abc import Generator, Iterator
 from functools import cache
 from urllib.parse import unquote
 
+from .redact_commands import redact_command_flags
 from .redact_url import REDACTED, redact_urls
 
 __all__ = ["NOT_SECRET_MEMBER_RULES", "SECRET_MEMBER_RULES", "USER_PASSWORD_FLAGS", "plain_name",
@@ -168,8 +169,9 @@ def redact_text(text: str) -> str:
     ``user:password`` flag (:data:`USER_PASSWORD_FLAGS`). A quoted value keeps its quotes (the
     closing one only if it had one), a list and a scheme (``Bearer x``) go whole, a YAML block
     scalar's lines go, and a ``Name: value`` line (a header) goes to its end. URLs in it are
-    redacted too (:func:`redact_urls`)."""
-    return redact_urls("".join(_text_pieces(text)))
+    redacted too (:func:`redact_urls`), and the passwords tools take by a short flag
+    (:func:`.redact_commands.redact_command_flags`: ``mysql -pS``)."""
+    return redact_urls(redact_command_flags("".join(_text_pieces(text))))
 
 
 def _text_pieces(text: str) -> Iterator[str]:

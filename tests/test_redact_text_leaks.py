@@ -337,3 +337,16 @@ def test_a_subscripted_name_is_a_pair_name(text, expected):
 ])
 def test_a_python_string_with_a_prefix_or_triple_quotes_is_one_value(text, expected):
     assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("mysql -u root -pHunter2 db", f"mysql -u root -p{REDACTED} db"),
+    ("/usr/bin/mysqldump -pHunter2 --all-databases",
+     f"/usr/bin/mysqldump -p{REDACTED} --all-databases"),
+    ("sshpass -p Hunter2 ssh host", f"sshpass -p {REDACTED} ssh host"),
+    ("redis-cli -h cache -a Hunter2 ping", f"redis-cli -h cache -a {REDACTED} ping"),
+    ("mysql -u root -p db", "mysql -u root -p db"),  # (-p alone asks for it)
+    ("ls -p a\nmysqlx -pX", "ls -p a\nmysqlx -pX"),  # (no such tool on the line)
+])
+def test_a_password_a_tool_takes_by_a_short_flag_is_redacted(text, expected):
+    assert redact_text(text) == expected
