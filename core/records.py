@@ -27,7 +27,7 @@ from .events import (
     UsageReported,
 )
 from .harness import Decision
-from .providers import SPECS
+from .providers import budget_of
 from .steps import CallStep, ChunkStep, DecisionStep, FrameStep, Step, WaitStep
 
 
@@ -125,8 +125,7 @@ def chunk_record(step: ChunkStep) -> dict[str, Any]:
 def _output_tokens(pipeline: CallPipeline) -> dict[str, Any] | None:
     """The output tokens against the budget (:meth:`.TokenBudget.tally`); None where the
     protocol declares none."""
-    spec = SPECS.get(pipeline.state.protocol)
-    budget = spec.token_budget if spec is not None else None
+    budget = budget_of(pipeline.state.protocol)
     if budget is None:
         return None
     return budget.tally(pipeline.tools.request, pipeline.state.usage, pipeline.state.echoed_limit)

@@ -24,7 +24,7 @@ from ..core.engine import DecisionStep
 from ..core.events import Anomaly, ProviderError, StopReported, TurnEnded
 from ..core.gate.codes import Code, Effect
 from ..core.gate.rules import RULE_STATEMENTS
-from ..core.providers import SPECS
+from ..core.providers import budget_of
 from ..core.session_model import StreamEnd
 from ..core.timeline import Timeline
 from . import safe
@@ -87,8 +87,7 @@ def expert_view(timeline: Timeline, end: StreamEnd | None, selected: int | None 
     parts += [Content.styled("Ending\n", "bold"),
               safe.content(said.line() if said else "the stream is still arriving"), "\n\n"]
 
-    budget = SPECS[timeline.state.protocol].token_budget \
-        if timeline.state.protocol in SPECS else None
+    budget = budget_of(timeline.state.protocol)
     if budget is not None:
         request = timeline.tools.request if timeline.tools is not None else None
         parts += [Content.styled("Output tokens\n", "bold"), safe.content(budget.account(

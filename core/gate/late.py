@@ -12,7 +12,7 @@ from typing import Any
 
 from ..calls import TurnState
 from ..events import Anomaly
-from ..providers import SPECS
+from ..providers import budget_of
 from .codes import Code
 
 
@@ -22,8 +22,7 @@ def spent_after_decision(turn: TurnState, request: Any, frame: int | None) -> An
     such budget, no overrun, or said already this turn)."""
     if Code.BUDGET_SPENT_AFTER_DECISION in turn.anomaly_counts:
         return None
-    spec = SPECS.get(turn.protocol)
-    budget = spec.token_budget if spec is not None else None
+    budget = budget_of(turn.protocol)
     if budget is None or not budget.after_terminal:
         return None  # (elsewhere a usage after the terminal is no part of the turn: not read)
     overrun = budget.overrun(request, turn.usage, turn.echoed_limit)

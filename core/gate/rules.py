@@ -16,7 +16,7 @@ from msgspec import Struct
 
 from ..call_buffer import CallBuffer
 from ..calls import TurnState
-from ..providers import SPECS
+from ..providers import budget_of
 from ..tools import ToolSet
 from .parse import Parsed, parse_error
 
@@ -75,8 +75,7 @@ def _stop_cut(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | Non
 
 
 def _tokens_spent(ctx: GateContext, call: CallBuffer, _: Parsed | None) -> str | None:
-    spec = SPECS.get(ctx.turn.protocol)
-    budget = spec.token_budget if spec is not None else None
+    budget = budget_of(ctx.turn.protocol)
     overrun = (budget.overrun(ctx.tools.request, ctx.turn.usage, ctx.turn.echoed_limit)
                if budget is not None else None)
     if overrun is None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..errors import CallscopeError
 from .base import ProtocolReader
+from .budget import TokenBudget
 from .spec import ProtocolSpec, StopVerdict
 from .specs import DETECTION_ORDER, REGISTERED
 
 __all__ = ["DETECTION", "PROTOCOLS", "SPECS", "ProtocolReader", "ProtocolSpec", "StopVerdict",
-           "UnknownProtocol", "reader_for", "spec_for"]
+           "UnknownProtocol", "budget_of", "reader_for", "spec_for"]
 
 SPECS: dict[str, ProtocolSpec] = {spec.name: spec for spec in REGISTERED}
 """name -> spec. Readers are imported lazily, so one reader's import cost is not everyone's."""
@@ -31,6 +32,12 @@ def spec_for(protocol: str) -> ProtocolSpec:
     except KeyError:
         raise UnknownProtocol(
             f"unknown protocol {protocol!r} (one of: {', '.join(PROTOCOLS)})") from None
+
+
+def budget_of(protocol: str) -> TokenBudget | None:
+    """The output-token budget a protocol declares (None: ``unknown``, or none declared)."""
+    spec = SPECS.get(protocol)
+    return spec.token_budget if spec is not None else None
 
 
 def reader_for(protocol: str) -> ProtocolReader | None:
