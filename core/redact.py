@@ -186,9 +186,11 @@ def redact_body(body: Any) -> Any:
 TOOL_MEMBERS = frozenset({"tools", "toolConfig", "functions"})
 """A request body's top-level members that hold its tool definitions (Chat, Responses,
 Anthropic, Gemini and Ollama's ``tools``, Bedrock Converse's ``toolConfig``, Chat's legacy
-``functions``): kept as they are. The gate validates the calls against them, so a schema's
-``enum``, ``pattern`` or ``default`` changed by a text rule would change what a replay decides;
-and a session keeps the same definitions verbatim in its header (``tools``) anyway."""
+``functions``): kept as they are. The gate validates the calls against the first two
+(:func:`.tools.tools_from_request` reads them), so a schema's ``enum``, ``pattern`` or
+``default`` changed by a text rule would change what a replay decides, and a session keeps
+those definitions verbatim in its header (``tools``) anyway; legacy ``functions`` are schemas
+of the same kind, kept for the same reason."""
 
 
 def _redacted_body(body: Any) -> tuple[Any, bool]:

@@ -230,7 +230,10 @@ def _text_pieces(text: str) -> Iterator[str]:
     yield text[at:]
 
 
-_TOKEN = re.compile(r"[\w.~+/=:-]+")
+@cache
+def _token() -> re.Pattern[str]:
+    """One token of a cut body: letters, digits and ``-_.~+/=:``."""
+    return re.compile(r"[\w.~+/=:-]+")
 
 
 def _element(text: str, at: int) -> tuple[int, int] | None:
@@ -244,7 +247,7 @@ def _element(text: str, at: int) -> tuple[int, int] | None:
         return (at + 9, len(text) if end < 0 else end)
     end = text.find("<", at)
     if end < 0:
-        return (at, len(text)) if _TOKEN.fullmatch(text, at) else None
+        return (at, len(text)) if _token().fullmatch(text, at) else None
     return (at, end) if end > at and text.startswith("</", end) else None
 
 

@@ -200,7 +200,9 @@ def _redact_matrix(path: str, also: tuple[str, ...], depth: int) -> str:
     return _matrix_param().sub(one, path)
 
 
-_QUERY_START = re.compile(r"[?#]")
+@cache
+def _query_start() -> re.Pattern[str]:
+    return re.compile(r"[?#]")
 
 
 def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool,
@@ -216,7 +218,7 @@ def _redact_params(params: str, also: tuple[str, ...], depth: int, *, bare: bool
         if equals:
             # A name holding ? or # is the end of a URL the split ran over (``?https://h/?k=``):
             # its own name is what follows the last of them.
-            if named(unquote_plus(_QUERY_START.split(name)[-1]), also):
+            if named(unquote_plus(_query_start().split(name)[-1]), also):
                 parts[i] = f"{name}={REDACTED}"
             elif value:
                 parts[i] = f"{name}={_redact_value(value, also, depth + 1)}"

@@ -72,11 +72,6 @@ class TokenBudget(Struct, frozen=True):
         found = [n for n in (_count(_at(carrier, path)) for path in self.echoed) if n]
         return min(found) if found else None
 
-    def limit(self, body: Any) -> int | None:
-        """The output-token limit ``body`` sets, or None."""
-        bound = self.binding(body)
-        return bound[0] if bound is not None else None
-
     def used(self, usage: Mapping[str, Any]) -> int | None:
         """The tokens ``usage`` counts against the limit, or None when it counts none."""
         found = [n for n in (_count(_at(usage, path)) for path in self.spent) if n is not None]
@@ -126,17 +121,18 @@ class TokenBudget(Struct, frozen=True):
     def account(self, body: Any, usage: Mapping[str, Any], echoed: int | None = None) -> str:
         """One line on the output tokens: the count against the budget and where it was set,
         or which of the two is missing (the debugger's expert info says it)."""
-        bound, used = self.binding(body, echoed), self.used(usage)
-        if bound is None and used is None:
+        tally = self.tally(body, usage, echoed)
+        used, budget, source = tally["used"], tally["budget"], tally["source"]
+        if budget is None and used is None:
             return "no output count reported, and no limit known (no request, or none set)"
-        if bound is None:
+        if budget is None:
             return f"{used} output tokens; no limit known (no request, or none set)"
         if used is None:
-            return f"no output count reported; the budget is {bound[0]} ({bound[1]})"
-        at = "" if used < bound[0] else (": at the limit, so the output was cut there"
-                                         if self._choices(body) == 1
-                                         else ": at the limit, so a choice may have been cut")
-        return f"{used} of {bound[0]} output tokens ({bound[1]}){at}"
+            return f"no output count reported; the budget is {budget} ({source})"
+        at = "" if not tally["reached"] else (": at the limit, so the output was cut there"
+                                              if self._choices(body) == 1
+                                              else ": at the limit, so a choice may have been cut")
+        return f"{used} of {budget} output tokens ({source}){at}"
 
 
 class Overrun(Struct, frozen=True):
